@@ -35,11 +35,11 @@ import { acceptanceDraftDir } from './acceptance-author.js';
 import { fileDigest, inspectAcceptanceDir, isTestFile } from '../lib/acceptance-files.js';
 import { ensurePrivateRunDir, pad } from './artifacts.js';
 import { readReport, runnerOfCommand } from '../lib/gates/test-report.js';
-import { detectTestRunner, summarizeTestOutput } from './gates/test-runner.js';
+import { detectTestRunner, summarizeTestOutput } from '../lib/gates/test-runner.js';
 import { beatWhileRunning } from './heartbeat.js';
 import { authorizeCall } from './run-authorization.js';
 import { ensurePrivateDir, writePrivateFile } from '../lib/safe-files.js';
-import { sandboxReport } from './sandbox.js';
+import { sandboxReport } from '../lib/sandbox.js';
 import { exportTree, linkDependencies, ownScratch, runInScratch } from './scratch-tree.js';
 
 /** The sealed copy of a run's acceptance tests. */

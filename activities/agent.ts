@@ -1,6 +1,6 @@
 /**
  * The agent activity: one call of the run's agent CLI in the repository, through its provider
- * preset (activities/provider-call.ts; `command` runs the configured argv as is). The prompt is
+ * preset (lib/providers/call.ts; `command` runs the configured argv as is). The prompt is
  * rendered here from its parts and written to a private file; output streams to the call's log
  * (a readable transcript next to it for CLIs that print JSON); facts come back: exit code,
  * duration, paths, a short redacted tail, whether completion was claimed (promise text in the
@@ -15,7 +15,8 @@ import path from 'node:path';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { blankAgentResult, RunAgentInputSchema, type AgentResult, type RunAgentInput } from '../schemas/activities.js';
-import { ensurePrivateRunDir, ensureRunDir, pad, privateRunDir, repositoryGone, runDir, safeSegment, signalPath } from './artifacts.js';
+import { ensurePrivateRunDir, ensureRunDir, pad, repositoryGone, runDir, safeSegment, signalPath } from './artifacts.js';
+import { notRunnableFailure } from './agent-failure.js';
 import { reviewerRecord } from '../rules/review.js';
 import { decideModelOverride, MODEL_OVERRIDE_PATH, type ModelOverride } from '../rules/model-override.js';
 import { withApiItems } from '../rules/checklist/api-spec.js';
@@ -31,8 +32,8 @@ import { findDonePhrase, redactSecrets } from '../rules/scans.js';
 import { parseVote } from '../rules/vote.js';
 import { answerOf } from '../rules/contract.js';
 import { parsePlannerAnswer } from '../rules/tasks.js';
-import { inheritedEnv, runProcess } from './process.js';
-import { interpretCall, prepareCall, SESSION_PATTERN } from './provider-call.js';
+import { runProcess } from './process.js';
+import { interpretCall, prepareCall, SESSION_PATTERN } from '../lib/providers/call.js';
 import { authorizeCall } from './run-authorization.js';
 import { changedPaths, workingTreeHash } from './git.js';
 import { callSignalPath, discardCallSignals, prepareSandbox, sandboxReport } from './sandbox.js';
@@ -40,6 +41,8 @@ import { workerStoreUrl } from '../lib/event-store.js';
 import { keepFilesRead } from '../lib/files-read.js';
 import { acceptancePrompt, freshDraftDir } from './acceptance-author.js';
 import { freshDiscoveryFile, keepDiscoveredPrd } from './discovery.js';
+import { privateRunDir } from '../lib/paths.js';
+import { inheritedEnv } from '../lib/child-env.js';
 
 const TAIL_CHARS = 2000;
 /** Exit code of a call whose files could not be written: its prompt before the agent started, or its log while it ran (EX_IOERR). */
@@ -172,7 +175,7 @@ export async function runAgent(raw: RunAgentInput, options: { cancelSignal?: Abo
     resumeSession: typeof previous === 'string' ? previous : null,
     fresh: input.extraEnv.VIGIL_FRESH_SESSION === '1',
     ...(input.subAgents ? { subAgents: { agents: input.subAgents.agents, schema: input.subAgents.schema } } : {}),
-  });
+  }).catch(notRunnableFailure);
   const reviewing = REVIEWING_ROLES.has(input.role);
   // A reviewer's tree before and after its call (unknown where git cannot tell: not voided then).
   const treeBefore = reviewing ? (input.treeBefore ?? (await workingTreeHash(input.repoPath).catch(() => null))) : null;

@@ -11,7 +11,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { FAILURE_TYPES } from '../schemas/activities.js';
 import { runDirPath, safeSegment, VIGIL_DIR } from '../schemas/paths.js';
 import { ensurePrivateDir, UnsafePathError } from '../lib/safe-files.js';
-import { vigilHome } from '../lib/paths.js';
+import { privateRunDir, vigilHome } from '../lib/paths.js';
 
 export { safeSegment, VIGIL_DIR };
 
@@ -44,14 +44,6 @@ export function ensureRepoDir(repoPath: string, dir: string): string {
     }
     throw err;
   }
-}
-
-/**
- * A run's private folder outside the repository (`$VIGIL_HOME/private/<run>/`), for what the
- * builder must not read: the checklist extraction and the held-out items' verification.
- */
-export function privateRunDir(runId: string): string {
-  return path.join(vigilHome(), 'private', safeSegment(runId));
 }
 
 export function ensurePrivateRunDir(runId: string): string {

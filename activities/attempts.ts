@@ -9,19 +9,33 @@ import { Context } from '@temporalio/activity';
 import { z } from 'zod';
 import type { StatusSnapshot } from '../schemas/status.js';
 import type { AttemptFacts } from '../rules/attempts.js';
-import { runBranch } from './deliver.js';
+import { runBranch } from '../rules/delivery.js';
 import { git, IDENTITY, objectExists } from './git.js';
 import { runGit } from './git-helper.js';
 import { addWorktree, removeWorktree } from './worktree.js';
+import { restoreWorkingTree } from './checkpoints.js';
 
-export const AddAttemptsInputSchema = z.object({ repoPath: z.string(), runId: z.string(), k: z.number().int().min(2).max(9) });
+export const AddAttemptsInputSchema = z.object({
+  repoPath: z.string(),
+  runId: z.string(),
+  k: z.number().int().min(1).max(9),
+  /** The commit to start from (a fork's base, forkBase); absent: the repository's HEAD. */
+  base: z.string().max(64).optional(),
+});
 
-/** The K worktrees, each detached at the repository's HEAD commit (the person's uncommitted changes are not carried). */
+/**
+ * The K worktrees, each detached at `base`, else at the repository's HEAD commit (the person's
+ * uncommitted changes are not carried).
+ */
 export async function addAttempts(raw: z.infer<typeof AddAttemptsInputSchema>): Promise<{ base: string; paths: string[] }> {
   const input = AddAttemptsInputSchema.parse(raw);
-  const head = await runGit(input.repoPath, ['rev-parse', '--verify', 'HEAD^{commit}']);
+  const head = await runGit(input.repoPath, ['rev-parse', '--verify', `${input.base ?? 'HEAD'}^{commit}`]);
   if (head.exitCode !== 0)
-    throw new Error(`${input.repoPath} has no commit to start attempts from: commit something first, or start without --attempts`);
+    throw new Error(
+      input.base
+        ? `${input.base} is no commit of ${input.repoPath}: the fork's base is gone; start the run again`
+        : `${input.repoPath} has no commit to start attempts from: commit something first, or start without --attempts`,
+    );
   const base = head.stdout.trim();
   const paths: string[] = [];
   for (let n = 1; n <= input.k; n++)
@@ -115,4 +129,46 @@ export async function settleAttempts(
     if (await objectExists(repoPath, ref)) await git(repoPath, ['update-ref', '-d', ref]);
   }
   return { branch: delivered?.branch ?? null, commit: delivered?.commit ?? null };
+}
+
+export const ForkBaseInputSchema = z.object({
+  repoPath: z.string(),
+  runId: z.string(),
+  /** The stuck run's checkpoint tree (or its start tree). */
+  tree: z.string().max(64),
+  /** The run start's HEAD (null: the repository had no commit). */
+  parent: z.string().max(64).nullable(),
+  iteration: z.number().int().min(0),
+});
+
+/**
+ * The commit the forks of a stuck run start from (onStuck=fork): the checkpoint's tree on the run
+ * start's HEAD, so a fork's branch grows from the person's history. Fixed dates: a retry makes the same commit.
+ */
+export async function forkBase(raw: z.infer<typeof ForkBaseInputSchema>): Promise<{ commit: string }> {
+  const input = ForkBaseInputSchema.parse(raw);
+  const message = `vigil: the forks of run ${input.runId} start here (iteration ${input.iteration})`;
+  const parent = input.parent ? ['-p', input.parent] : [];
+  return { commit: (await git(input.repoPath, ['commit-tree', input.tree, ...parent, '-m', message], FIXED)).trim() };
+}
+
+export const ApplyForkInputSchema = z.object({ repoPath: z.string(), runId: z.string(), forkId: z.string() });
+
+/**
+ * The winning fork's tree made the stuck run's working tree (files only: the index and the current
+ * branch untouched; `.vigil/` and ignored files left alone), from the branch its run delivered on,
+ * so the run delivers it as its own. Idempotent. Fails, saying so, when that branch is missing.
+ */
+export async function applyFork(raw: z.infer<typeof ApplyForkInputSchema>): Promise<{ commit: string; tree: string; files: number }> {
+  const input = ApplyForkInputSchema.parse(raw);
+  const ref = `refs/heads/${runBranch(input.forkId)}`;
+  if (!(await objectExists(input.repoPath, ref)))
+    throw new Error(
+      `the winning fork's branch ${ref} is missing: nothing to bring into run ${input.runId}; see vigil status ${input.forkId}`,
+    );
+  const commit = (await git(input.repoPath, ['rev-parse', `${ref}^{commit}`])).trim();
+  const tree = (await git(input.repoPath, ['rev-parse', `${commit}^{tree}`])).trim();
+  // The working tree becomes that tree exactly, as `git add -A` sees it (what the stuck run made since is set aside: a checkpoint keeps it).
+  const files = await restoreWorkingTree(input.repoPath, tree);
+  return { commit, tree, files };
 }

@@ -15,7 +15,7 @@ import { CompareAttemptsInputSchema, type CompareAttemptsInput, type CompareAtte
 import type { StatusSnapshot } from '../schemas/status.js';
 import { runComparisonRound } from '../rounds/comparison-round.js';
 import { ensureRepoDir, runDir } from './artifacts.js';
-import { runBranch } from './deliver.js';
+import { runBranch } from '../rules/delivery.js';
 import { runGit } from './git-helper.js';
 import { members } from './rounds.js';
 import { writePrivateFile } from '../lib/safe-files.js';

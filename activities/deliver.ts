@@ -15,9 +15,12 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { execa } from 'execa';
 import { z } from 'zod';
 import { ensureRunDir } from './artifacts.js';
+import { firstLine, ghReady, runGh, type GhRun } from '../lib/gh.js';
+import { ensureMigrated, poolFor, workerStoreUrl } from '../lib/event-store.js';
+import { reportRun, runMarkdown } from '../lib/run-report.js';
+import { runBranch } from '../rules/delivery.js';
 import { IDENTITY, git, headSha, objectExists, workingTreeHash } from './git.js';
 import { gitEnvFor, runGit } from './git-helper.js';
 
@@ -44,17 +47,6 @@ export const DeliveryResultSchema = z.object({
   skipped: z.string().nullable(),
 });
 export type DeliveryResult = z.infer<typeof DeliveryResultSchema>;
-
-/** `vigil/<run id>`, with anything git refuses in a ref name replaced. */
-export function runBranch(runId: string): string {
-  const safe = runId
-    .replace(/[^A-Za-z0-9._/-]/g, '-')
-    .replace(/\.\.+/g, '.')
-    .replace(/\/+/g, '/')
-    .replace(/^[./-]+|[./]+$/g, '')
-    .replace(/\.lock$/, '-lock');
-  return `vigil/${safe || 'run'}`;
-}
 
 export async function deliverRun(raw: DeliverRunInput): Promise<DeliveryResult> {
   const input = DeliverRunInputSchema.parse(raw);
@@ -147,57 +139,19 @@ export const PullRequestResultSchema = z.object({
 });
 export type PullRequestResult = z.infer<typeof PullRequestResultSchema>;
 
-const GH_TIMEOUT_MS = 120_000;
+/** gh in the repository, with Vigil's safe git environment for the git it runs there. */
+const gh = (repoPath: string, args: string[]): Promise<GhRun> => runGh(repoPath, args, gitEnvFor(repoPath));
 
-async function gh(
-  repoPath: string,
-  args: string[],
-  env: NodeJS.ProcessEnv = process.env,
-): Promise<{ exitCode: number; stdout: string; stderr: string; missing: boolean }> {
-  const r = await execa('gh', args, {
-    cwd: repoPath,
-    reject: false,
-    timeout: GH_TIMEOUT_MS,
-    stdin: 'ignore',
-    extendEnv: false,
-    // The git gh runs in the repository gets Vigil's safe git environment (lib/git-env.ts).
-    env: { ...env, ...gitEnvFor(repoPath), GH_PROMPT_DISABLED: '1', GH_NO_UPDATE_NOTIFIER: '1' },
-  });
-  const missing = (r as { code?: string }).code === 'ENOENT';
-  return { exitCode: r.exitCode ?? (missing ? 127 : 1), stdout: String(r.stdout ?? ''), stderr: String(r.stderr ?? ''), missing };
-}
-
-const firstLine = (s: string): string =>
-  (
-    s
-      .trim()
-      .split('\n')
-      .find((l) => l.trim()) ?? ''
-  )
-    .trim()
-    .slice(0, 300);
-
-/** Whether gh is installed and logged in here, and if not, what to do (also what `vigil doctor` reports). */
-export async function ghReady(
-  cwd: string,
-  env: NodeJS.ProcessEnv = process.env,
-): Promise<{ ok: boolean; problem: string | null; version: string | null }> {
-  const v = await gh(cwd, ['--version'], env);
-  if (v.missing || v.exitCode !== 0) return { ok: false, problem: 'gh is not installed (https://cli.github.com)', version: null };
-  const version = firstLine(v.stdout) || null;
-  const auth = await gh(cwd, ['auth', 'status'], env);
-  const said = firstLine(auth.stderr || auth.stdout);
-  if (auth.exitCode !== 0) return { ok: false, problem: `gh is not logged in (\`gh auth login\`)${said ? `: ${said}` : ''}`, version };
-  return { ok: true, problem: null, version };
-}
-
-/** The run's report from the event store, as `vigil report <id> --format md` renders it; null when the store has none. */
+/**
+ * The run's report from this worker's event store (the one its events are projected into), as
+ * `vigil report <id> --format md` renders it; null when the store has none of the run.
+ */
 async function storeReport(runId: string): Promise<string | null> {
-  const { withEventStore, reportRun, runMarkdown } = await import('../cli/report.js');
-  return withEventStore(process.env, async (db) => {
-    const r = await reportRun(db, runId);
-    return r ? runMarkdown(r) : null;
-  });
+  const { url, problem } = workerStoreUrl();
+  if (!url) throw new Error(problem);
+  await ensureMigrated(url);
+  const r = await reportRun(poolFor(url), runId);
+  return r ? runMarkdown(r) : null;
 }
 
 /**

@@ -7,9 +7,10 @@
  */
 import path from 'node:path';
 import { WriteHandoffInputSchema, type HandoffResult, type WriteHandoffInput } from '../schemas/activities.js';
-import { ensureRepoDir, pad, VIGIL_DIR } from './artifacts.js';
+import { ensureRepoDir, ensureRunDir, pad, VIGIL_DIR } from './artifacts.js';
 import { writePrivateFile } from '../lib/safe-files.js';
 import { EXCLUDE, git, headSha, workingTreeHash } from './git.js';
+import { markUncertaintyEscalation } from './loop-signals.js';
 
 export async function writeHandoff(raw: WriteHandoffInput): Promise<HandoffResult> {
   const input = WriteHandoffInputSchema.parse(raw);
@@ -22,16 +23,19 @@ export async function writeHandoff(raw: WriteHandoffInput): Promise<HandoffResul
   const commits = (await headSha(repo)) ? (await git(repo, ['log', '--oneline', '-5'])).split('\n').filter(Boolean) : [];
 
   const id = input.runId;
-  const options = [
-    { action: 'resume', command: `vigil resume ${id}`, when: 'the run may continue as it is' },
-    {
-      action: 'direct',
-      command: `vigil input ${id} "<what to do differently>"`,
-      when: 'the agent needs a hint (injected into the next prompt)',
-    },
-    { action: 'review', command: `vigil review ${id}`, when: 'you believe the work is done: the council judges it now' },
-    { action: 'stop', command: `vigil stop ${id} --reason "<why>"`, when: 'the run should end here' },
-  ];
+  const ended = input.reason === 'session_end';
+  const options = ended
+    ? endOptions(id)
+    : [
+        { action: 'resume', command: `vigil resume ${id}`, when: 'the run may continue as it is' },
+        {
+          action: 'direct',
+          command: `vigil input ${id} "<what to do differently>"`,
+          when: 'the agent needs a hint (injected into the next prompt)',
+        },
+        { action: 'review', command: `vigil review ${id}`, when: 'you believe the work is done: the council judges it now' },
+        { action: 'stop', command: `vigil stop ${id} --reason "<why>"`, when: 'the run should end here' },
+      ];
   const doc = {
     schemaVersion: '1.0.0',
     runId: id,
@@ -46,21 +50,28 @@ export async function writeHandoff(raw: WriteHandoffInput): Promise<HandoffResul
     lastCouncil: input.lastCouncil,
     lastTests: input.lastTests,
     openQuestions: input.openQuestions,
+    attempts: input.attempts ?? [],
     options,
   };
-  const pausedLine = input.paused
-    ? 'The run is **paused** and waits for you.'
-    : input.mode === 'perpetual'
-      ? 'The run did **not** pause (autonomy mode `perpetual`: escalations notify only); it keeps going.'
-      : 'The run did **not** pause.';
+  const pausedLine = ended
+    ? 'The run has **ended**: this is where it left the work.'
+    : input.paused
+      ? 'The run is **paused** and waits for you.'
+      : input.mode === 'perpetual'
+        ? 'The run did **not** pause (autonomy mode `perpetual`: escalations notify only); it keeps going.'
+        : 'The run did **not** pause.';
   const md = [
     `# Handoff: ${input.headline}`,
     '',
     `Run \`${id}\`, iteration ${input.iteration}, reason \`${input.reason}\`. ${pausedLine}`,
     '',
-    '## Why Vigil asks for help',
+    ended ? '## How it ended' : '## Why Vigil asks for help',
     '',
     ...(input.signals.length ? input.signals.map((s) => `- ${s}`) : ['- (no signal recorded)']),
+    '',
+    '## What was tried',
+    '',
+    ...(input.attempts?.length ? input.attempts.map((a) => `- ${a}`) : ['- no iteration recorded']),
     '',
     `## What was built (${files.length} file(s) changed since the run started)`,
     '',
@@ -92,6 +103,11 @@ export async function writeHandoff(raw: WriteHandoffInput): Promise<HandoffResul
   const markdownPath = path.join(dir, `${stem}.md`);
   writePrivateFile(jsonPath, `${JSON.stringify(doc, null, 2)}\n`);
   writePrivateFile(markdownPath, md);
+  // The original's marker of an uncertainty escalation (spec §4.2), for the agent's next call and onlookers.
+  if (input.reason === 'uncertainty')
+    markUncertaintyEscalation(repo, { iteration: input.iteration, headline: input.headline, paused: input.paused });
+  // The run's end: its handoff is also the run folder's HANDOFF.md, where a person looks first.
+  if (ended) writePrivateFile(path.join(ensureRunDir(repo, id), 'HANDOFF.md'), md);
 
   const summary =
     `Handoff at iteration ${input.iteration} (${input.reason}): ${input.headline}. ` +
@@ -99,4 +115,13 @@ export async function writeHandoff(raw: WriteHandoffInput): Promise<HandoffResul
     `Council: ${input.lastCouncil ?? 'no round yet'}. Tests: ${input.lastTests ?? 'not run'}.` +
     (input.openQuestions.length ? ` Open question: ${input.openQuestions[0]}` : '');
   return { jsonPath, markdownPath, summary: summary.slice(0, 2000) };
+}
+
+/** A finished run's options: what it did, and where the work is. */
+function endOptions(id: string): { action: string; command: string; when: string }[] {
+  return [
+    { action: 'report', command: `vigil report ${id}`, when: 'what the run did, iteration by iteration, and why it ended' },
+    { action: 'logs', command: `vigil logs ${id}`, when: "the agent's own words, call by call" },
+    { action: 'status', command: `vigil status ${id}`, when: 'the outcome, its notes and where the work was delivered' },
+  ];
 }

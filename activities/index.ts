@@ -13,12 +13,13 @@ import { rewindRepo as rewind } from './checkpoints.js';
 import { inspectIteration as inspectAfter } from './iteration.js';
 import { deliverRun as deliver, openPullRequest as pullRequest } from './deliver.js';
 import * as streams from './worktree.js';
-import { releaseRunFiles as release } from './sandbox.js';
+import { releaseRunFiles as release } from '../lib/sandbox.js';
 import { judgeMemory as judge } from './memory-judge.js';
 import * as attempts from './attempts.js';
 import { compareAttempts as compareAttemptsRound } from './comparison.js';
 import { updatePrBranch as prBranch } from './pr-branch.js';
 import { replyOnPullRequest as prReply } from './pr-reply.js';
+import { pollPullRequest as prPoll } from './pr-poll.js';
 
 // The agent call, with the lean iteration's prompt references and inspection (activities/iteration.ts).
 export { runAgent } from './iteration.js';
@@ -41,6 +42,8 @@ export const openPullRequest = heartbeating(pullRequest);
 export const updatePrBranch = heartbeating(prBranch);
 // The run's reply on its pull request after an iteration a review or a comment asked for (activities/pr-reply.ts).
 export const replyOnPullRequest = heartbeating(prReply);
+// The polling fallback of a followed pull request without a webhook (activities/pr-poll.ts).
+export const pollPullRequest = heartbeating(prPoll);
 export const streamBase = heartbeating(streams.streamBase);
 export const addWorktree = heartbeating(streams.addWorktree);
 export const removeWorktree = heartbeating(streams.removeWorktree);
@@ -58,5 +61,8 @@ export { admitRun } from './run-authorization.js';
 export const addAttempts = heartbeating(attempts.addAttempts);
 export const describeAttempts = heartbeating(attempts.describeAttempts);
 export const settleAttempts = heartbeating(attempts.settleAttempts);
+// Attempts from a stuck point (workflows/run/fork.ts): the forks' base commit, the winner's tree into the run's.
+export const forkBase = heartbeating(attempts.forkBase);
+export const applyFork = heartbeating(attempts.applyFork);
 // The comparison round of several approved attempts (activities/comparison.ts): the pack, then the council's picks.
 export const compareAttempts = heartbeating(compareAttemptsRound);

@@ -58,8 +58,12 @@ import { workerStoreUrl } from '../lib/event-store.js';
 import { bestEffort, failureLine, recordTrace, retrieveForPrompt, taskText } from '../lib/lasting-memory.js';
 import { writeMemorySnapshot } from '../lib/memory-reads.js';
 import { filesReadOf } from '../lib/files-read.js';
+import { ingestMemorySignals, ingestSummary } from '../lib/memory-agent.js';
 import { claimedPaths, claimFileTexts, claimsNotInDiff } from '../rules/claimed-files.js';
 import { taskTypeOf } from '../rules/memory-retrieval.js';
+import { keepLastError, withSelfHeal } from './last-error.js';
+import { clearRateLimited, markRateLimited } from './loop-signals.js';
+import { EMPTY_CALL_EXIT, emptyCall, signalledOf, treeChangedOf } from '../rules/empty-call.js';
 import { ensurePrivateRunDir } from './artifacts.js';
 
 const MAX_PART_BYTES = 256 * 1024;
@@ -286,12 +290,16 @@ async function runAgentCall(raw: RunAgentInput): Promise<AgentResult> {
 
 async function runAgentCallHearing(raw: RunAgentInput, word: RunWord): Promise<AgentResult> {
   const lean = raw.role === 'iteration' && raw.inspect !== undefined && raw.inspect !== null;
-  const resolved = await withEarlierRuns(lean || raw.promptRefs || raw.memoryRef ? resolvePromptParts(raw) : raw);
+  // The last failure's hint heads the findings (activities/last-error.ts); a rate limit's wait is over.
+  if (raw.role === 'iteration') clearRateLimited(raw.repoPath);
+  const resolved = withSelfHeal(await withEarlierRuns(lean || raw.promptRefs || raw.memoryRef ? resolvePromptParts(raw) : raw));
   const carried = lean && raw.gates ? raw.gates : null;
   const ctx = Context.current();
-  const { result, skipGates } = carried
+  const called = carried
     ? await agentCarryingGates(resolved, word)
     : { result: await callAgent(resolved, { cancelSignal: AbortSignal.any([ctx.cancellationSignal, word.killed]) }), skipGates: false };
+  const { skipGates } = called;
+  let { result } = called;
   if (!lean || !raw.inspect) return result;
   const stopBeats = beatWhileRunning(() => ctx.heartbeat(), ctx);
   let inspection: IterationInspection;
@@ -309,6 +317,28 @@ async function runAgentCallHearing(raw: RunAgentInput, word: RunWord): Promise<A
   } finally {
     stopBeats();
   }
+  // An empty call of a command agent is a failed call (rules/empty-call.ts). Inside this
+  // activity's result, no patch: a run's history holds the result it recorded.
+  const empty = emptyCall({
+    provider: raw.provider ?? null,
+    role: raw.role,
+    exitCode: result.exitCode,
+    timedOut: result.timedOut,
+    outputBytes: result.outputBytes,
+    tail: result.tail,
+    claimed: result.claimed,
+    signalled: signalledOf('signals' in inspection ? inspection.signals : null),
+    treeChanged: treeChangedOf(
+      raw.inspect.previousTree ?? null,
+      raw.inspect.runStartSha ?? null,
+      'snapshot' in inspection ? inspection.snapshot : null,
+    ),
+  });
+  if (empty) result = { ...result, exitCode: EMPTY_CALL_EXIT, tail: empty };
+  keepLastError(raw, result, empty !== null);
+  // RATE_LIMITED while the run waits the limit out; the agent's own is not taken (activities/loop-signals.ts).
+  if (result.rateLimit) markRateLimited(raw.repoPath, result.rateLimit.waitSeconds, Date.now());
+  else clearRateLimited(raw.repoPath);
   const failed = result.exitCode !== 0 || result.timedOut;
   // The carried gate pass, on the tree the call left: after a good call that changed it, unless a
   // cancellation came first (the pass runs again later).
@@ -357,6 +387,16 @@ async function traceForMemory(
   inspection: IterationInspection,
   gates: RunGatesResult | null,
 ): Promise<void> {
+  // What the builder's vigil mcp asked of the memory (lib/memory-agent.ts): this activity's own work, nothing new in history.
+  let storedChars = 0;
+  if (raw.role === 'iteration') {
+    const store = raw.memoryLayers ? workerStoreUrl().url : null;
+    const c = { runId: raw.runId, iteration: raw.iteration, repoPath: raw.repoPath, logPath: result.logPath };
+    const got = await bestEffort(() => ingestMemorySignals(store, c));
+    storedChars = (got?.stored ?? []).reduce((n, s) => n + s.chars, 0);
+    const asked = ingestSummary(got);
+    if (asked) Context.current().log.info(`memory asked by the agent: ${asked}`, { runId: raw.runId, iteration: raw.iteration });
+  }
   if (!raw.memoryLayers) return;
   const url = workerStoreUrl().url;
   if (!url) return;
@@ -383,6 +423,7 @@ async function traceForMemory(
       testFailure: tests && !tests.passed ? failureLine(tests.tail) : null,
       summary: signals?.summary ?? null,
       filesRead: filesReadOf(result.logPath, raw.repoPath),
+      storedChars,
     }),
   );
 }

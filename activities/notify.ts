@@ -95,7 +95,7 @@ export async function deliverNotification(raw: NotifyInput, options: NotifyOptio
     jobs.push(['slack', slack ? () => postJson('slack', slack, slackPayload(n), {}, io) : unresolved(c.slackWebhookUrl)]);
   if (c.discordWebhookUrl)
     jobs.push(['discord', discord ? () => postJson('discord', discord, discordPayload(n), {}, io) : unresolved(c.discordWebhookUrl)]);
-  if (c.file) jobs.push(['file', () => appendJsonLine(c.file, webhookBody(n))]);
+  if (c.file) jobs.push(['file', () => appendJsonLine(c.file, webhookBody(n), n.dedupeKey)]);
   if (c.desktop) jobs.push(['desktop', () => desktopNotify(n)]);
 
   const done = jobs.length > 0 && input.ledgerPath ? await readLedger(input.ledgerPath) : new Set<string>();
@@ -310,9 +310,22 @@ export function retryAfterMs(header: string | null): number | null {
 
 // ---- file and desktop ----
 
-async function appendJsonLine(file: string, body: unknown): Promise<Outcome> {
+/** How much of a notification file's end is searched for a line already delivered. */
+const FILE_DEDUPE_TAIL_BYTES = 1024 * 1024;
+
+/**
+ * Appends the notification's line, unless the file's end already holds one with its dedupeKey: the
+ * ledger is written after delivery, so a worker killed between the two would otherwise append it
+ * twice when the activity runs again. The file is its own record of what it got.
+ */
+async function appendJsonLine(file: string, body: unknown, dedupeKey: string): Promise<Outcome> {
   try {
     await mkdir(path.dirname(file), { recursive: true });
+    const held = await readFile(file)
+      .then((b) => b.subarray(Math.max(0, b.length - FILE_DEDUPE_TAIL_BYTES)).toString('utf8'))
+      .catch(() => '');
+    if (held.includes(`"dedupeKey":${JSON.stringify(dedupeKey)}`))
+      return { ok: true, skipped: true, attempts: 0, error: null, status: null };
     await appendFile(file, `${JSON.stringify(body)}\n`);
     return { ok: true, attempts: 1, error: null, status: null };
   } catch (err) {

@@ -24,6 +24,8 @@ export const UpdatePrBranchInputSchema = z.object({
   /** The run branch, the pull request's head. */
   branch: z.string().min(1).max(400),
   mode: z.enum(['rebase', 'merge']),
+  /** The pull request's base, when the run kept it (absent: found here). */
+  base: z.string().min(1).max(400).optional(),
 });
 export type UpdatePrBranchInput = z.infer<typeof UpdatePrBranchInputSchema>;
 
@@ -66,21 +68,27 @@ async function remoteOf(repoPath: string): Promise<string | null> {
   return remotes.includes('origin') ? 'origin' : (remotes[0] ?? null);
 }
 
-/** The pull request's base: the branch the person is on (openPullRequest's base), else the remote's default. */
+/**
+ * The pull request's base when the run kept none: the branch the person is on (openPullRequest's base), else the
+ * remote's default (as this clone knows it, else as the remote says: `git ls-remote --symref`).
+ */
 async function baseOf(repoPath: string, remote: string, branch: string): Promise<string | null> {
   const current = await runGit(repoPath, ['symbolic-ref', '-q', '--short', 'HEAD']);
   const name = current.exitCode === 0 ? current.stdout.trim() : '';
   if (name && name !== branch) return name;
   const head = await runGit(repoPath, ['symbolic-ref', '-q', '--short', `refs/remotes/${remote}/HEAD`]);
-  return head.exitCode === 0 && head.stdout.trim() ? head.stdout.trim().slice(remote.length + 1) : null;
+  if (head.exitCode === 0 && head.stdout.trim()) return head.stdout.trim().slice(remote.length + 1);
+  const said = await runGit(repoPath, ['ls-remote', '--symref', remote, 'HEAD'], NO_PROMPT);
+  const m = said.exitCode === 0 ? /^ref: refs\/heads\/(\S+)\s+HEAD$/m.exec(said.stdout) : null;
+  return m?.[1] ?? null;
 }
 
 export async function updatePrBranch(raw: UpdatePrBranchInput): Promise<PrBranchUpdate> {
-  const { repoPath, runId, branch, mode } = UpdatePrBranchInputSchema.parse(raw);
+  const { repoPath, runId, branch, mode, base: kept } = UpdatePrBranchInputSchema.parse(raw);
   const none = { previous: null, commit: null, tree: null, files: [] };
   const remote = await remoteOf(repoPath);
   if (!remote) return { ...none, result: 'failed', base: '', note: 'the repository has no remote: the base cannot be fetched' };
-  const base = await baseOf(repoPath, remote, branch);
+  const base = kept ?? (await baseOf(repoPath, remote, branch));
   if (!base) return { ...none, result: 'failed', base: '', note: "the pull request's base branch is not known here (HEAD is detached)" };
   const baseRef = `refs/vigil/pr-base/${safeSegment(runId)}`;
   const fetched = await runGit(repoPath, ['fetch', '--quiet', '--no-tags', remote, `+refs/heads/${base}:${baseRef}`], NO_PROMPT);

@@ -7,7 +7,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { execa } from 'execa';
+import { firstLine, runGh, type GhRun } from '../lib/gh.js';
 import { z } from 'zod';
 import { ensureRunDir, safeSegment } from './artifacts.js';
 import { gitEnvFor, runGit } from './git-helper.js';
@@ -27,43 +27,31 @@ export const ReplyOnPullRequestInputSchema = z.object({
   /** Whether the push went through, and the judgement the work rests on (the done reason). */
   pushed: z.boolean(),
   judged: z.string().max(2000),
+  /** Nothing was pushed because the work is unchanged: why, said in the reply (absent in older runs). */
+  unchanged: z.string().max(1000).optional(),
+  /** What was answered, when it was no review or comment (the red checks, named). */
+  about: z.string().max(300).optional(),
 });
 export type ReplyOnPullRequestInput = z.infer<typeof ReplyOnPullRequestInputSchema>;
 
 export const PullRequestReplySchema = z.object({ posted: z.boolean(), note: z.string().max(500), body: z.string().max(4000) });
 export type PullRequestReply = z.infer<typeof PullRequestReplySchema>;
 
-const firstLine = (s: string): string =>
-  (
-    s
-      .trim()
-      .split('\n')
-      .find((l) => l.trim()) ?? ''
-  )
-    .trim()
-    .slice(0, 300);
-
-async function gh(repoPath: string, args: string[]): Promise<{ exitCode: number; stdout: string; stderr: string }> {
-  const r = await execa('gh', args, {
-    cwd: repoPath,
-    reject: false,
-    timeout: 120_000,
-    stdin: 'ignore',
-    env: { ...gitEnvFor(repoPath), GH_PROMPT_DISABLED: '1', GH_NO_UPDATE_NOTIFIER: '1' },
-  });
-  return { exitCode: r.exitCode ?? 1, stdout: String(r.stdout ?? ''), stderr: String(r.stderr ?? '') };
-}
+/** gh in the repository, with Vigil's safe git environment for the git it runs there. */
+const gh = (repoPath: string, args: string[]): Promise<GhRun> => runGh(repoPath, args, gitEnvFor(repoPath));
 
 /** The reply's text: what changed (files, commit) or why nothing did. */
 export async function replyText(input: ReplyOnPullRequestInput): Promise<string> {
-  const asked = input.review ? `the review by @${input.author} that requested changes` : `the comment by @${input.author}`;
+  const asked = input.about ?? (input.review ? `the review by @${input.author} that requested changes` : `the comment by @${input.author}`);
   const lines = [`Vigil run \`${input.runId}\` answered ${asked}.`, ''];
   let files: string[] = [];
   if (input.from && input.to && input.from !== input.to) {
     const diff = await runGit(input.repoPath, ['diff', '--name-only', '--no-renames', input.from, input.to]);
     files = diff.exitCode === 0 ? diff.stdout.split('\n').filter(Boolean) : [];
   }
-  if (!input.pushed) lines.push(`Nothing was pushed: the push to \`${input.branch}\` failed (see the run's notes).`);
+  if (input.unchanged !== undefined)
+    lines.push(`Nothing was changed, so nothing was pushed: ${input.unchanged}. The run goes on following this pull request.`);
+  else if (!input.pushed) lines.push(`Nothing was pushed: the push to \`${input.branch}\` failed (see the run's notes).`);
   else if (!input.to || input.to === input.from)
     lines.push(`Nothing was changed: the run judged the work as it stands to answer it, and pushed nothing new.`);
   else {

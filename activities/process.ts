@@ -9,11 +9,10 @@
  * is killed and the pipes are closed after a short grace. The timeout bounds the whole call.
  * Cancellation (STOP --now, worker shutdown) kills the tree at once.
  *
- * A worker that crashes loses nothing: the attempt Temporal retries (same workflow run and
- * activity, a later attempt) finds the state file, re-attaches to the child still running —
- * following its log — or collects the result of a child that finished meanwhile, instead of
- * killing it and running it again. Only a call whose supervisor is gone too (a machine restart)
- * is killed and run again.
+ * A worker that crashes loses nothing: the attempt Temporal retries (same workflow run and activity, a later
+ * attempt) finds the state file, re-attaches to the child still running — following its log — or collects the
+ * result of a child that finished meanwhile, instead of killing it and running it again. Only a call whose
+ * supervisor is gone too (a machine restart) is killed and run again.
  */
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -26,7 +25,7 @@ import { redactSecrets } from '../rules/scans.js';
 import { processStartTime, signalTree } from '../lib/process-tree.js';
 import { beatWhileRunning } from './heartbeat.js';
 import { describeWriteError } from '../lib/safe-files.js';
-import { connectDaemon, compiledModule } from './supervisor-client.js';
+import { connectDaemon } from './supervisor-client.js';
 import type { SandboxProxySpec } from '../lib/sandbox-proxy.js';
 import type { Denial } from '../lib/sandbox-net.js';
 import type { FetchCounts } from '../rules/package-fetches.js';
@@ -45,6 +44,7 @@ import {
   type SupervisorSpec,
   type SupervisorState,
 } from '../lib/supervisor-state.js';
+import { compiledModule } from '../lib/supervisor-location.js';
 
 export interface ProcessSpec {
   file: string;
@@ -115,21 +115,6 @@ const ATTACH_POLL_MS = 250;
 /** After asking the supervisor to cancel, how long before the worker kills the tree itself. */
 const CANCEL_FORCE_MS = CANCEL_GRACE_MS + 1500;
 export const DEFAULT_MAX_LOG_BYTES = 64 * 1024 * 1024;
-
-/** The worker's own settings, never handed to an agent, a test run or a gate's tools. */
-const WORKER_ONLY = new Set(['VIGIL_WORKER_SECRET', 'DATABASE_URL', 'VIGIL_DATABASE_URL']);
-
-/**
- * The worker's environment for a child, minus the worker's own Temporal, codec and event-store
- * settings (the store's URL holds its password).
- */
-export function inheritedEnv(): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env)) {
-    if (v !== undefined && !k.startsWith('TEMPORAL_') && !k.startsWith('VIGIL_CODEC_') && !WORKER_ONLY.has(k)) env[k] = v;
-  }
-  return env;
-}
 
 interface PidRecord {
   pid?: unknown;
@@ -492,10 +477,32 @@ function attach(spec: ProcessSpec, prev: SupervisorState, onData: (chunk: Buffer
   };
 }
 
+/** What makes two attempts one call: the workflow run and the activity (its attempts share an id). */
+function callKey(): string {
+  const { info } = Context.current();
+  return `${info.workflowExecution?.workflowId ?? ''}/${info.workflowExecution?.runId ?? ''}/${info.activityId}`;
+}
+
+/** The record of an earlier attempt of this same call that `runProcess` re-attaches to (running, or exited while no worker watched), else null. */
+function earlierAttempt(pidFile: string): SupervisorState | null {
+  const prev = readState(pidFile);
+  const attempt = Context.current().info.attempt;
+  return prev && prev.key === callKey() && prev.attempt < attempt && (prev.state === 'exited' || alive(prev.supervisor)) ? prev : null;
+}
+
+/**
+ * The attempt whose process `runProcess` with this state file will collect instead of starting
+ * one (null: it starts one). What that process writes (a test report) is in that attempt's
+ * places, which the caller must neither clear nor swap for its own.
+ */
+export function resumedAttempt(pidFile: string): number | null {
+  return earlierAttempt(pidFile)?.attempt ?? null;
+}
+
 export async function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
   const ctx = Context.current();
   const { info } = ctx;
-  const key = `${info.workflowExecution?.workflowId ?? ''}/${info.workflowExecution?.runId ?? ''}/${info.activityId}`;
+  const key = callKey();
 
   let tail = '';
   let head = '';
@@ -558,9 +565,10 @@ export async function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
     if (spec.heartbeatDetails?.session !== undefined) beatNow();
   };
 
-  const prev = readState(spec.pidFile);
-  if (prev && prev.key === key && prev.attempt < info.attempt && (prev.state === 'exited' || alive(prev.supervisor))) {
-    call = attach(spec, prev, onData, onStarted);
+  const earlier = earlierAttempt(spec.pidFile);
+  const prev = earlier ?? readState(spec.pidFile);
+  if (earlier) {
+    call = attach(spec, earlier, onData, onStarted);
   } else if (prev?.supervisor.shared && prev.state !== 'exited' && alive(prev.supervisor)) {
     // Another call of a daemon still running: this call's record takes over the state file first
     // (the daemon abandons the earlier call when this one reaches it: it records and reports

@@ -22,6 +22,7 @@ import {
 } from '../schemas/activities.js';
 import { alwaysHigh, isDependencyManifest } from '../rules/tier-ladder.js';
 import { structuralFacts } from '../rules/structural-change.js';
+import { sensitivePaths } from '../rules/notify-triggers.js';
 import { ensureRunDir, VIGIL_DIR } from './artifacts.js';
 import { helperInspect, unsafeGit } from './git-helper.js';
 import { recordGitLayout, UnsafeGitLayout } from '../lib/git-layout.js';
@@ -186,12 +187,15 @@ export async function inspectRepoChanges(
     // Only when the change says something about its structure: most iterations carry none.
     const structural = structuralFacts(d.files);
     const says = structural.corePaths.length + structural.contracts.length + structural.services.length > 0;
+    // Every changed path is looked at, not only the 50 the snapshot names.
+    const sensitive = sensitivePaths(d.files);
     sinceLast = {
       files: d.files.length,
       lines: d.insertions + d.deletions,
       manifestChanged: d.files.some(isDependencyManifest),
       paths: d.files.slice(0, 50),
       ...(says ? { structural } : {}),
+      ...(sensitive.length ? { sensitive } : {}),
     };
   }
   // A tree that changed became a checkpoint when the run asked for one.

@@ -74,7 +74,7 @@ export function batchable(inputs: RunAgentInput[]): boolean {
 
 /** Whether the installed claude (or the binary the knobs name) can run declared agents with a structured answer. */
 export async function claudeCanBatch(argv: string[]): Promise<boolean> {
-  // Several words (`npx claude`) cannot be probed: no optional flag is passed to them (provider-call.ts).
+  // Several words (`npx claude`) cannot be probed: no optional flag is passed to them (lib/providers/call.ts).
   const binary = argv.length === 0 ? claudePreset.binary : argv.length === 1 ? argv[0] : null;
   if (!binary) return false;
   const probe = await probeCached(claudePreset, { binary });

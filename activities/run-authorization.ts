@@ -20,16 +20,13 @@
  *   (The file is checked just before it starts: whoever can replace an allowed binary between the
  *   two can run their own; a digest entry pins content, a path entry does not.)
  */
-import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { accessSync, constants, existsSync, mkdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { accessSync, constants, readFileSync, realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { ApplicationFailure } from '@temporalio/common';
 import { FAILURE_TYPES } from '../schemas/activities.js';
 import {
   AdmitRunInputSchema,
-  canonicalClaims,
-  canonicalKnobs,
-  canonicalKnobsGiven,
   canonicalTasks,
   claimsAdmittable,
   claimsCoverRun,
@@ -40,80 +37,10 @@ import {
   type RunAuthorization,
   type RunClaims,
 } from '../schemas/authorization.js';
-import type { Knobs } from '../schemas/knobs.js';
-import { vigilHome } from '../lib/paths.js';
 import { isProviderName, PROVIDERS } from '../lib/providers/index.js';
-import { writePrivateFile } from '../lib/safe-files.js';
+import { knobsDigest, knobsGivenDigest, prdDigest, runSecret, sha256Hex, signClaims } from '../lib/run-signing.js';
 import { worktreePath } from './worktree.js';
 import { admissionHolder, admissionStore } from './admission-record.js';
-
-export function runSecretPath(env: NodeJS.ProcessEnv = process.env): string {
-  return env.VIGIL_RUN_SECRET_FILE?.trim() || path.join(vigilHome(env), 'run-secret');
-}
-
-/** The installation's secret, or null when none exists yet (and `create` is false). */
-export function runSecret(env: NodeJS.ProcessEnv = process.env, create = false): Buffer | null {
-  const file = runSecretPath(env);
-  if (existsSync(file)) {
-    const text = readFileSync(file, 'utf8').trim();
-    if (!/^[0-9a-f]{64}$/.test(text)) throw new Error(`${file} is not a run secret (64 hex characters); delete it to make a new one`);
-    return Buffer.from(text, 'hex');
-  }
-  if (!create) return null;
-  mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
-  writePrivateFile(file, `${randomBytes(32).toString('hex')}\n`);
-  return runSecret(env, false);
-}
-
-export function signClaims(secret: Buffer, claims: RunClaims): string {
-  return createHmac('sha256', secret).update(canonicalClaims(claims)).digest('hex');
-}
-
-export function signRun(secret: Buffer, claims: RunClaims): RunAuthorization {
-  return { claims, signature: signClaims(secret, claims) };
-}
-
-const sha256Hex = (data: string | Uint8Array): string => createHash('sha256').update(data).digest('hex');
-
-/** The digest of the knobs a signature binds (schemas/authorization.ts `canonicalKnobs`). */
-export function knobsDigest(knobs: Knobs): string {
-  return sha256Hex(canonicalKnobs(knobs));
-}
-
-/** The digest of the names of the knobs a person set (schemas/authorization.ts `canonicalKnobsGiven`). */
-export function knobsGivenDigest(names: readonly string[]): string {
-  return sha256Hex(canonicalKnobsGiven(names));
-}
-
-/**
- * What a current CLI adds to a run's claims: the PRD (its path, and its digest when the CLI can
- * read it: null for a PRD on another host), the knobs' digest, a fresh nonce and the expiry
- * (`RUN_SIGNATURE_TTL_MS` from now; none for a schedule's template, whose runs start later).
- */
-export function startClaims(opts: {
-  prdPath: string;
-  prdSha256: string | null;
-  knobs: Knobs;
-  scheduled: boolean;
-  now?: number;
-}): Pick<RunClaims, 'prdPath' | 'prdSha256' | 'knobsSha256' | 'nonce' | 'expiresAt'> {
-  return {
-    prdPath: opts.prdPath,
-    prdSha256: opts.prdSha256,
-    knobsSha256: knobsDigest(opts.knobs),
-    nonce: randomBytes(16).toString('hex'),
-    expiresAt: opts.scheduled ? null : new Date((opts.now ?? Date.now()) + RUN_SIGNATURE_TTL_MS).toISOString(),
-  };
-}
-
-/** The sha256 of a PRD file's bytes, or null when it cannot be read here. */
-export function prdDigest(file: string): string | null {
-  try {
-    return sha256Hex(readFileSync(file));
-  } catch {
-    return null;
-  }
-}
 
 const refuse = (message: string): never => {
   throw ApplicationFailure.create({ type: FAILURE_TYPES.agentNotRunnable, nonRetryable: true, message });
@@ -258,7 +185,7 @@ export function authorizeExecution(
     .filter(Boolean);
   if (allow.length > 0 && 'agent' in req.kind) {
     const { provider, argv } = req.kind.agent;
-    // What the call starts: its argv, else the provider preset's binary (activities/provider-call.ts).
+    // What the call starts: its argv, else the provider preset's binary (lib/providers/call.ts).
     const bin = argv[0] ?? (isProviderName(provider) ? PROVIDERS[provider].binary : null) ?? provider;
     const verdict = checkAgentAllowed(bin, allow, req.repoPath, env);
     if (!verdict.ok) refuse(verdict.reason);

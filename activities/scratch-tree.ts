@@ -13,8 +13,9 @@ import type { SandboxMode } from '../schemas/sandbox.js';
 import { workerStoreUrl } from '../lib/event-store.js';
 import { reportSetup, type ReportSetup } from '../lib/gates/test-report.js';
 import { git } from './git.js';
-import { inheritedEnv, runProcess, type ProcessResult } from './process.js';
+import { runProcess, type ProcessResult } from './process.js';
 import { prepareSandbox, type PreparedSandbox } from './sandbox.js';
+import { inheritedEnv } from '../lib/child-env.js';
 
 /** The repository's dependency folders, linked into the scratch tree when present (never part of a tree). */
 const DEPENDENCY_DIRS = ['node_modules', '.venv', 'venv'];

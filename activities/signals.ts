@@ -4,6 +4,9 @@
  *   pauses in supervised mode); `defaultAnswer` is taken at the pause's deadline with onDeadline=default-answer;
  * - `DRIFT_DETECTED`: JSON lines, one per drift the agent noticed; counted per run;
  * - `CONTEXT_CLEAR_REQUESTED`: the next agent call starts a fresh session;
+ * - `UNCERTAINTY_ESCALATION`: Vigil's own marker of an escalation (activities/loop-signals.ts), seen
+ *   by the next call and consumed here; one the agent wrote is its report of being unsure, read as
+ *   a (non-blocking) HUMAN_REVIEW_NEEDED when it wrote none (rules/uncertainty-signal.ts);
  * - with `notes`, the run memory's files too (agent-notes.ts): `SUMMARY`, `.vigil/CONTINUITY.md`.
  * Each file is consumed exactly once: it is moved into the run folder under the iteration that
  * consumed it, and a retried activity reads what an interrupted attempt already moved.
@@ -15,11 +18,12 @@ import { ensureRepoDir, pad, requireRepository, runDir, signalPath } from './art
 import { consumeFile, readRegularFile } from '../lib/safe-files.js';
 import { readAgentNotes } from './agent-notes.js';
 import { storeNote } from './prompt-memory.js';
+import { agentUncertainty } from '../rules/uncertainty-signal.js';
 
 /** A signal file is read up to this size; the rest is ignored. */
 const MAX_SIGNAL_BYTES = 256 * 1024;
 
-export const SIGNAL_FILES = ['HUMAN_REVIEW_NEEDED', 'DRIFT_DETECTED', 'CONTEXT_CLEAR_REQUESTED'] as const;
+export const SIGNAL_FILES = ['HUMAN_REVIEW_NEEDED', 'DRIFT_DETECTED', 'CONTEXT_CLEAR_REQUESTED', 'UNCERTAINTY_ESCALATION'] as const;
 
 const HumanReviewSchema = z.object({
   reason: z.string().min(1),
@@ -79,6 +83,12 @@ export async function readAgentSignals(raw: ReadSignalsInput): Promise<AgentSign
         }
       : { reason: (hr.trim() || 'the agent asked for a human review').slice(0, 1000), blocking: false, questions: [], defaultAnswer: null };
   }
+
+  const unsure = read('UNCERTAINTY_ESCALATION');
+  const unsureWhy = unsure === null ? null : agentUncertainty(unsure);
+  humanReview ??= unsureWhy
+    ? { reason: `the agent is unsure: ${unsureWhy}`.slice(0, 1000), blocking: false, questions: [], defaultAnswer: null }
+    : null;
 
   let driftReports = 0;
   const drift = read('DRIFT_DETECTED');

@@ -1,110 +1,33 @@
 /**
- * The worker's side of the supervisor daemon (supervisor-daemon.ts): where its socket lives,
- * starting it when nothing answers there, and opening a connection for one call.
- *
- * The socket is `<dir>/sup-<build>.sock`: `<dir>` is VIGIL_SUPERVISOR_DIR, else
- * `<tmp>/vigil-supervisor-<uid>` (owner-only); `<build>` is a hash of the daemon's code and of the
- * Node binary, so a worker never talks to a daemon of another build. VIGIL_SUPERVISOR=per-call
- * turns the daemon off (a Node process per call, as process-supervisor.ts); so does any failure
- * to start or reach it, with one warning.
+ * The worker's side of the supervisor daemon (supervisor-daemon.ts): starting it when nothing
+ * answers at its socket (lib/supervisor-location.ts says where), and opening a connection for one
+ * call. VIGIL_SUPERVISOR=per-call turns the daemon off (a Node process per call, as
+ * process-supervisor.ts); so does any failure to start or reach it, with one warning.
  */
 import { spawn } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import { closeSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync } from 'node:fs';
+import { closeSync, lstatSync, mkdirSync, openSync } from 'node:fs';
 import { createConnection, type Socket } from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { log } from '@temporalio/activity';
-import { packageRoot } from '../lib/paths.js';
 import { frameReader, FRAME_MESSAGE, type DaemonHello } from '../lib/supervisor-state.js';
+import {
+  compiledModule,
+  daemonSocketPath,
+  setSupervisorSettings,
+  supervisorIdleMs,
+  supervisorMode,
+  type SupervisorSettings,
+} from '../lib/supervisor-location.js';
 
-export type SupervisorMode = 'daemon' | 'per-call';
-
-interface Settings {
-  mode: SupervisorMode;
-  dir: string;
-  /** How long a daemon this worker starts stays with nothing to do; null: its default (a minute). */
-  idleMs: number | null;
-}
-
-function defaults(): Settings {
-  const uid = typeof process.getuid === 'function' ? process.getuid() : 0;
-  return {
-    mode: process.env.VIGIL_SUPERVISOR === 'per-call' ? 'per-call' : 'daemon',
-    dir: process.env.VIGIL_SUPERVISOR_DIR || path.join(os.tmpdir(), `vigil-supervisor-${uid}`),
-    idleMs: null,
-  };
-}
-
-let settings: Settings | undefined;
-let warned = false;
 /** After a failure to reach the daemon, calls get their own supervisor until then. */
 let unusableUntil = 0;
+let warned = false;
 const RETRY_DAEMON_MS = 60_000;
 
 /** Overrides where the daemon lives and whether it is used (tests; a worker's options). */
-export function configureSupervisor(over: Partial<Settings>): void {
-  settings = { ...(settings ?? defaults()), ...over };
+export function configureSupervisor(over: Partial<SupervisorSettings>): void {
+  setSupervisorSettings(over);
   unusableUntil = 0;
-}
-
-export function supervisorMode(): SupervisorMode {
-  settings ??= defaults();
-  return settings.mode;
-}
-
-/** A compiled module of lib/, where the daemon lives (from sources, as under the tests: the one `npm run build` wrote). */
-export function compiledModule(name: string): string {
-  const here = fileURLToPath(import.meta.url);
-  if (here.endsWith('.js')) return path.join(path.dirname(here), '..', 'lib', name);
-  return path.join(packageRoot(), 'dist', 'lib', name);
-}
-
-/** The modules the daemon runs: a change to any of them is another build. */
-const DAEMON_MODULES = [
-  'supervisor-daemon.js',
-  'supervised-call.js',
-  'call-silence.js',
-  'supervisor-state.js',
-  'process-tree.js',
-  'safe-files.js',
-  'sandbox-proxy.js',
-  'sandbox-net.js',
-  'sandbox-limits.js',
-  'sandbox-cgroups.js',
-];
-let build: string | undefined;
-
-/** The daemon's socket for this build. */
-export function daemonSocketPath(): string {
-  settings ??= defaults();
-  if (build === undefined) {
-    const h = createHash('sha256').update(process.execPath);
-    for (const m of DAEMON_MODULES) h.update(readFileSync(compiledModule(m)));
-    build = h.digest('hex').slice(0, 12);
-  }
-  return path.join(settings.dir, `sup-${build}.sock`);
-}
-
-/** The pid of the daemon serving this build's socket (the process whose command line names it), or null (Linux). */
-export function daemonPid(): number | null {
-  const sock = daemonSocketPath();
-  let entries: string[];
-  try {
-    entries = readdirSync('/proc');
-  } catch {
-    return null;
-  }
-  for (const e of entries) {
-    if (!/^\d+$/.test(e)) continue;
-    try {
-      if (readFileSync(`/proc/${e}/cmdline`, 'utf8').split('\0').includes(sock)) return Number(e);
-    } catch {
-      /* gone */
-    }
-  }
-  return null;
 }
 
 /** Creates the daemon's folder owner-only, and refuses one that is not (another user could reach the socket). */
@@ -158,7 +81,7 @@ function startDaemon(socketPath: string): Promise<void> {
     const dir = path.dirname(socketPath);
     privateDir(dir);
     const errFd = openSync(path.join(dir, 'daemon.log'), 'a', 0o600);
-    const idle = settings?.idleMs ?? null;
+    const idle = supervisorIdleMs();
     const child = spawn(process.execPath, [compiledModule('supervisor-daemon.js'), socketPath, ...(idle !== null ? [String(idle)] : [])], {
       cwd: '/',
       // The calls' environments travel in their specs: none of the worker's (NODE_OPTIONS...) applies here.

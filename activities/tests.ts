@@ -28,11 +28,12 @@ import { baselineOfSelection, reportedFiles } from '../rules/affected-tests.js';
 import { selectionCommand } from '../rules/selection-command.js';
 import { writePrivateFile } from '../lib/safe-files.js';
 import { countFailingTests } from '../rules/test-output.js';
-import { detectTestRunner, summarizeTestOutput } from './gates/test-runner.js';
-import { inheritedEnv, runProcess } from './process.js';
+import { detectTestRunner, summarizeTestOutput } from '../lib/gates/test-runner.js';
+import { resumedAttempt, runProcess } from './process.js';
 import { authorizeCall } from './run-authorization.js';
 import { prepareSandbox, sandboxReport } from './sandbox.js';
 import { workerStoreUrl } from '../lib/event-store.js';
+import { inheritedEnv } from '../lib/child-env.js';
 
 /** The run's baseline, as its first test run left it (null: none yet). */
 export function readBaseline(runId: string): TestBaseline | null {
@@ -77,14 +78,20 @@ export async function runTests(raw: RunTestsInput, heartbeatDetails?: Record<str
     };
   }
   const env = inheritedEnv();
-  // The runner's per-test report goes to a folder of this run's own, outside the repository.
+  // The runner's per-test report goes to a folder of this run's own, outside the repository, one
+  // per attempt. A retry that collects an earlier attempt's test process (still running, or
+  // finished while no worker watched) reads that attempt's folder, as it is.
+  const pidFile = path.join(dir, `tests-${pad(input.iteration)}.pid.json`);
+  const resumed = resumedAttempt(pidFile);
   const reportDir = path.join(
     ensurePrivateRunDir(input.runId),
     'test-reports',
-    `${pad(input.iteration)}-${Context.current().info.attempt}`,
+    `${pad(input.iteration)}-${resumed ?? Context.current().info.attempt}`,
   );
-  rmSync(reportDir, { recursive: true, force: true });
-  mkdirSync(reportDir, { recursive: true, mode: 0o700 });
+  if (resumed === null) {
+    rmSync(reportDir, { recursive: true, force: true });
+    mkdirSync(reportDir, { recursive: true, mode: 0o700 });
+  }
   const scope = await testScope({
     runId: input.runId,
     repoPath: input.repoPath,
@@ -147,7 +154,7 @@ export async function runTests(raw: RunTestsInput, heartbeatDetails?: Record<str
     stdin: '',
     timeoutMs: input.timeoutSeconds * 1000,
     logPath,
-    pidFile: path.join(dir, `tests-${pad(input.iteration)}.pid.json`),
+    pidFile,
     header:
       `=== vigil: tests for iteration ${input.iteration}, attempt ${Context.current().info.attempt}: ` +
       `${command}${input.command ? '' : ` (detected: ${runner})`} ===`,

@@ -13,7 +13,7 @@ import { existsSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { ensureRepoDir, ensureRunDir, safeSegment, VIGIL_DIR } from './artifacts.js';
-import { runBranch } from './deliver.js';
+import { runBranch } from '../rules/delivery.js';
 import { ApplicationFailure } from '@temporalio/common';
 import { FAILURE_TYPES } from '../schemas/activities.js';
 import { restoreWorkingTree } from './checkpoints.js';

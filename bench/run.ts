@@ -35,7 +35,7 @@ import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
 import proto from '@temporalio/proto';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { workingTreeHash } from '../activities/git.js';
-import { daemonPid } from '../activities/supervisor-client.js';
+import { daemonPid } from '../lib/supervisor-location.js';
 import { benchArgs, fail, numberArg } from './args.js';
 import { benchScratch } from './scratch.js';
 import { openCpuCgroup } from './cgroup-cpu.js';

@@ -28,7 +28,7 @@ import path from 'node:path';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger } from '@temporalio/worker';
 import { runTests } from '../activities/tests.js';
-import { daemonPid } from '../activities/supervisor-client.js';
+import { daemonPid } from '../lib/supervisor-location.js';
 import type { TestResult } from '../schemas/activities.js';
 import { defaultKnobs } from '../schemas/knobs.js';
 import { packageRoot } from '../lib/paths.js';

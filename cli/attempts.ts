@@ -3,7 +3,7 @@
  * options read and checked, the cost multiplier said before starting, the `vigilAttempts`
  * workflow started; and what `vigil status` shows of a run with attempts (docs/attempts.md).
  */
-import type { Client } from '@temporalio/client';
+import type { Client, Connection } from '@temporalio/client';
 import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy } from '@temporalio/client';
 import type { AttemptsInput, AttemptsStatus } from '../schemas/attempts.js';
 import { MAX_ATTEMPTS } from '../schemas/attempts.js';
@@ -46,15 +46,36 @@ export function attemptOptions(o: Record<string, unknown>, knobs: Knobs): Attemp
 /** What `vigil start --attempts K` says before it starts anything. */
 export const attemptsNotice = (a: AttemptOptions, knobs: Knobs): string => multiplierMessage(a.attempts, knobs.budgetUsd);
 
-/** Starts the `vigilAttempts` workflow (by name: the CLI does not load workflow code). */
+/**
+ * Starts the `vigilAttempts` workflow (by name: the CLI does not load workflow code), with the
+ * search attributes a single run starts with (cli/runs.ts `startSearchAttributes`) where the
+ * namespace has them; without, where it lacks one the run upserts or refuses them at start.
+ * Answers which it goes without, for the caller to tell the person (as `vigil start` of a single run does).
+ */
 export async function startAttempts(
   client: Client,
+  connection: Connection,
   ep: Endpoint,
   o: { workflowId: string; replace: boolean; run: RunInput; attempts: AttemptOptions },
-): Promise<void> {
-  // forwarding: the run forwards messages to its attempts, delivers deliver=pr, and cleans up when stopped (schemas/attempts.ts).
-  const args: AttemptsInput = { ...o.attempts, run: o.run, forwarding: true };
-  try {
+): Promise<{ missing: string[]; refusal?: string }> {
+  const [{ missingSearchAttributes }, { searchAttributeRefusal, startSearchAttributes }, { SEARCH_ATTRIBUTES }] = await Promise.all([
+    import('./connection.js'),
+    import('./runs.js'),
+    import('../schemas/search-attributes.js'),
+  ]);
+  // null: the server would not say (no right to list them); tried with them, and without on refusal.
+  const missing = await missingSearchAttributes(connection, ep.namespace);
+  const start = async (withAttributes: boolean): Promise<void> => {
+    const attributes = withAttributes ? startSearchAttributes(o.run, missing ?? []) : null;
+    // forwarding, forwardsAlso: the run forwards messages to its attempts, delivers deliver=pr, and cleans up when
+    // stopped; searchAttributes: it keeps its search attributes as it goes (schemas/attempts.ts).
+    const args: AttemptsInput = {
+      ...o.attempts,
+      run: o.run,
+      forwarding: true,
+      forwardsAlso: ['forceReview', 'waive'],
+      ...(attributes?.upserts ? { searchAttributes: true as const } : {}),
+    };
     await client.workflow.start('vigilAttempts', {
       taskQueue: ep.taskQueue,
       workflowId: o.workflowId,
@@ -62,7 +83,23 @@ export async function startAttempts(
       workflowIdConflictPolicy: WorkflowIdConflictPolicy.FAIL,
       args: [args],
       staticSummary: `Vigil run with ${o.attempts.attempts} attempts · ${o.run.prdTitle}`.slice(0, 200),
+      ...(attributes?.upserts ? { typedSearchAttributes: attributes.typed } : {}),
     });
+  };
+  try {
+    if (missing !== null && missing.length > 0) {
+      await start(startSearchAttributes(o.run, missing).upserts);
+      return { missing };
+    }
+    try {
+      await start(true);
+      return { missing: [] };
+    } catch (err) {
+      const refusal = searchAttributeRefusal(err);
+      if (refusal === null) throw err;
+      await start(false);
+      return { missing: SEARCH_ATTRIBUTES.map((k) => k.name), refusal };
+    }
   } catch (err) {
     if (err instanceof Error && /already (started|running)/i.test(err.message))
       throw new CliError(`a run with id ${o.workflowId} exists already: choose another --id (or --replace one that ended)`, EXIT.usage);

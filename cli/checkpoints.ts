@@ -6,8 +6,8 @@
 import { existsSync } from 'node:fs';
 import type { Client, Connection } from '@temporalio/client';
 import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow/index.js';
-import { createCheckpoint, refTarget, restoreWorkingTree } from '../activities/checkpoints.js';
-import { changedPaths, workingTreeHash } from '../activities/git.js';
+import { createCheckpoint, restoreWorkingTree } from '../lib/checkpoints.js';
+import { changedPaths, refTarget, workingTreeHash } from '../lib/git.js';
 import { parseMessage } from '../schemas/messages.js';
 import { RunInputSchema, type CheckpointRecord, type RunInput } from '../schemas/run.js';
 import type { StatusSnapshot } from '../schemas/status.js';

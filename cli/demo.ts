@@ -17,7 +17,7 @@ import { readPrd } from './prd.js';
 import type { ServerFlags } from './processes.js';
 import { startRun } from './runs.js';
 import type { StoreFlags } from './store.js';
-import { sandboxLine } from '../workflows/ui.js';
+import { sandboxLine } from '../rules/ui.js';
 
 export const DEMO_RUN_ID = 'vigil-demo';
 

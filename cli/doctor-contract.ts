@@ -12,7 +12,7 @@ import path from 'node:path';
 import { execa } from 'execa';
 import type { AgentRole } from '../schemas/activities.js';
 import type { ChecklistItem } from '../schemas/gates.js';
-import { prepareCall, interpretCall } from '../activities/provider-call.js';
+import { prepareCall, interpretCall } from '../lib/providers/call.js';
 import type { ProviderName } from '../lib/providers/index.js';
 import { answerOf, REQUIRED_ANSWER, type Answer } from '../rules/contract.js';
 import { parseChecklistOutput } from '../rules/checklist/extraction.js';

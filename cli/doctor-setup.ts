@@ -17,13 +17,14 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, realpathSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { privateRunDir } from '../activities/artifacts.js';
-import { detectTestRunner } from '../activities/gates/test-runner.js';
-import { findBinary, runTool, type ToolRun } from '../activities/gates/tools.js';
-import { deniedPaths } from '../activities/sandbox.js';
+import { privateRunDir } from '../lib/paths.js';
+import { detectTestRunner } from '../lib/gates/test-runner.js';
+import { runTool, type ToolRun } from '../lib/gates/tools.js';
+import { deniedPaths } from '../lib/sandbox-host.js';
 import { toolchainPaths } from '../lib/sandbox-toolchain.js';
 import type { DoctorCheck } from '../schemas/cli-output.js';
 import { noChannelWarning, notifyChannels, notifySendHere, NOTIFY_HOW, type NotifyKnobs } from './start-checks.js';
+import { findBinary } from '../lib/find-binary.js';
 
 /** Where an escalation would go from a worker here (a ✗ that does not block when nowhere). */
 export function notifyCheck(knobs: NotifyKnobs, env: NodeJS.ProcessEnv): DoctorCheck {

@@ -12,11 +12,11 @@ import { causeLabel } from '../rules/completion-check.js';
 import { deadlinesLine } from '../rules/pause-deadlines.js';
 import type { StatusSnapshot } from '../schemas/status.js';
 import type { FollowEvent } from '../schemas/cli-output.js';
-import { providerWaitText, voteLines } from '../workflows/ui.js';
+import { providerWaitText, voteLines } from '../rules/ui.js';
 import { CliError, EXIT } from './errors.js';
 import { sdkRunApi } from './sdk-run-api.js';
 import { exitCodeOf, queryStatus, viewRun, type RunView } from './steer.js';
-import { neutraliseLine } from './terminal-text.js';
+import { neutraliseLine } from '../lib/terminal-text.js';
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 

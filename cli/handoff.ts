@@ -3,7 +3,7 @@
  * a person when it escalated), from any machine. The file lives on the run's host under
  * `<repo>/.vigil/handoffs/`; the run's status names it (`latestHandoff`), and it is read as the
  * logs are: one standalone activity (`readRunHandoff`) on the host's queue, no workflow
- * (cli/host-read.ts). Printed terminal-safe (cli/terminal-text.ts), credentials redacted; `--json`
+ * (cli/host-read.ts). Printed terminal-safe (lib/terminal-text.ts), credentials redacted; `--json`
  * gives the document with the run, iteration, path and summary. A server without standalone
  * activities gets an error saying so (the file is then read on the host itself).
  */
@@ -13,7 +13,7 @@ import type { ReadRunLogResult } from '../schemas/logs.js';
 import { CliError, EXIT } from './errors.js';
 import { readOnHost } from './host-read.js';
 import { locate, noWorkerError } from './logs.js';
-import { neutraliseText } from './terminal-text.js';
+import { neutraliseText } from '../lib/terminal-text.js';
 
 export const HandoffOutputSchema = z.object({
   workflowId: z.string(),

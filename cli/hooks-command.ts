@@ -21,11 +21,27 @@ function follows(s: StatusSnapshot, t: EventTarget): boolean {
   return (t.branch !== null && pr.branch === t.branch) || (t.prUrl !== null && pr.url === t.prUrl);
 }
 
-/** Whether the run's followed pull request goes into the pushed branch of the target's repository. */
-function targets(s: StatusSnapshot, t: EventTarget & { base: string }): boolean {
+/**
+ * The base a run's followed pull request goes into: the one it kept when it opened the pull request, else the one its
+ * last update onto a moved base found, else null (a run that opened it without one, or before runs kept it).
+ */
+export function followedBase(pr: NonNullable<StatusSnapshot['pullRequest']>): string | null {
+  if (pr.base) return pr.base;
+  return [...(pr.updates ?? [])].reverse().find((u) => u.base)?.base ?? null;
+}
+
+/**
+ * Whether the run's followed pull request goes into the pushed branch of the target's repository. A run that kept no base
+ * opened its pull request into the repository's default branch (`gh pr create` without `--base`), or was opened before
+ * runs kept their base, most often into the default branch too: a push to the default branch concerns it (a run whose
+ * base did not move finds its branch already on it, and says so). A push to the run's own branch never does.
+ */
+export function targets(s: StatusSnapshot, t: EventTarget & { base: string }): boolean {
   const pr = s.pullRequest;
-  if (!pr || s.outcome || pr.base !== t.base) return false;
-  return !(pr.url && t.repo && !pr.url.toLowerCase().includes(`/${t.repo.toLowerCase()}/`));
+  if (!pr || s.outcome || pr.branch === t.base) return false;
+  if (pr.url && t.repo && !pr.url.toLowerCase().includes(`/${t.repo.toLowerCase()}/`)) return false;
+  const base = followedBase(pr);
+  return base !== null ? base === t.base : t.defaultBranch !== undefined && t.defaultBranch === t.base;
 }
 
 /** The open runs whose followed pull request goes into the target's base (one visibility list and a query per open run). */

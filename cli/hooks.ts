@@ -23,6 +23,8 @@ export interface EventTarget {
   prUrl: string | null;
   /** A push: the branch pushed to, the base of the pull requests it concerns. */
   base?: string;
+  /** A push: the repository's default branch (the base of a pull request opened without one, when a run did not keep its base). */
+  defaultBranch?: string;
 }
 
 /** An event of a followed pull request, before its id is set (the delivery's). */
@@ -116,7 +118,11 @@ export function mapGithubEvent(name: string, payload: Json): Mapping {
     const ref = str(payload.ref);
     if (!ref.startsWith('refs/heads/')) return { ignored: `push to ${ref || '(no ref)'}: not a branch` };
     if (payload.deleted === true) return { ignored: `push deleting ${ref}` };
-    return { target: { ...at(null), base: ref.slice('refs/heads/'.length) }, event: { kind: 'base-moved' } };
+    const defaultBranch = str(obj(payload.repository).default_branch);
+    return {
+      target: { ...at(null), base: ref.slice('refs/heads/'.length), ...(defaultBranch ? { defaultBranch } : {}) },
+      event: { kind: 'base-moved' },
+    };
   }
   return { ignored: `${name || 'an event without X-GitHub-Event'}: not one a followed pull request answers` };
 }

@@ -10,7 +10,7 @@
  * before the run's iteration began (right after `vigil start`) says it waits and waits for it; a
  * line says when the run pauses and when it resumes. What is printed
  * is terminal-safe: escape sequences and other control characters from the agent are shown
- * visibly (cli/terminal-text.ts), never interpreted by the terminal.
+ * visibly (lib/terminal-text.ts), never interpreted by the terminal.
  */
 import { randomBytes } from 'node:crypto';
 import type { Client, WorkflowHandle } from '@temporalio/client';
@@ -22,7 +22,7 @@ import { CliError, EXIT } from './connection.js';
 import { readOnHost } from './host-read.js';
 import { sdkRunApi } from './sdk-run-api.js';
 import { isNotFound, noSuchRun, queryStatus, viewRun, WORKER_ANSWER_MS, type RunView } from './steer.js';
-import { neutraliseLine, neutraliseText } from './terminal-text.js';
+import { neutraliseLine, neutraliseText } from '../lib/terminal-text.js';
 import type { LogEvent } from '../schemas/cli-output.js';
 
 export interface LogsOptions {

@@ -11,6 +11,8 @@ import type { KnobName } from '../schemas/knobs.js';
 
 export const LOKI_ALIASES: Readonly<Partial<Record<KnobName, string>>> = {
   maxIterations: 'LOKI_MAX_ITERATIONS',
+  iterationGrace: 'LOKI_ITERATION_GRACE',
+  selfHeal: 'LOKI_SELF_HEAL',
   // The original's override of its complexity detection (simple | standard | complex), unprefixed there too.
   complexity: 'COMPLEXITY_TIER',
   maxDurationSeconds: 'LOKI_MAX_DURATION',

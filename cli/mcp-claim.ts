@@ -35,15 +35,18 @@ const NOT_IN_A_RUN =
   'vigil_task_complete claims completion for the run whose agent call started this server, and this server was not started by one: VIGIL_RUN_ID is not set. ' +
   'A person asks for a completion check with `vigil review <id>` instead.';
 
-/** The run, iteration and repository of the agent call this process runs under; refuses anything else. */
-export function claimTarget(env: NodeJS.ProcessEnv): ClaimTarget {
+/**
+ * The run, iteration and repository of the agent call this process runs under; refuses anything
+ * else. `tool`: the tool asking (the builder's tools that write to the run's signals).
+ */
+export function claimTarget(env: NodeJS.ProcessEnv, tool = 'vigil_task_complete'): ClaimTarget {
   const runId = env.VIGIL_RUN_ID;
   if (!runId) throw new CliError(NOT_IN_A_RUN, EXIT.usage);
   const role = env.VIGIL_ROLE;
   if (role !== 'iteration') {
     // Only the builder's call reads a claim: one left by a reviewer would be taken as the next iteration's.
     throw new CliError(
-      `vigil_task_complete is for the builder (VIGIL_ROLE=iteration); this agent call is the run's ` +
+      `${tool} is for the builder (VIGIL_ROLE=iteration); this agent call is the run's ` +
         `${role ? `"${role}"` : 'unnamed role'}, whose answer is its verdict or vote (docs/agent-contract.md)`,
       EXIT.usage,
     );

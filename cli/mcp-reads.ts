@@ -6,7 +6,15 @@
 import type { ReadResourceResult } from '@modelcontextprotocol/sdk/types.js';
 import { AcrossRunsReportSchema, RunReportSchema } from '../schemas/cli-output-reports.js';
 import { CheckpointsJsonSchema, type CheckpointsJson, type StatusJson } from '../schemas/cli-output.js';
-import { McpMemorySearchOutputSchema, type McpMemorySearchOutput, type McpReportOutput } from '../schemas/mcp.js';
+import {
+  McpMemoryIndexSchema,
+  McpMemorySearchOutputSchema,
+  McpRunTasksSchema,
+  type McpMemoryIndex,
+  type McpMemorySearchOutput,
+  type McpReportOutput,
+  type McpRunTasks,
+} from '../schemas/mcp.js';
 import { HandoffOutputSchema, type HandoffOutput } from './handoff.js';
 import type { Temporal } from './mcp-deps.js';
 import { CliError, EXIT } from './errors.js';
@@ -119,4 +127,66 @@ export async function memorySearch(
     if (got) return got;
     throw err;
   }
+}
+
+/** What a status holds when its worker answered (the running run's snapshot), else null. */
+const answered = (s: StatusJson): Extract<StatusJson, { workerAnswered: true }> | null => (s.workerAnswered ? s : null);
+
+/** The resource `vigil://runs/{id}/tasks`: the run's streams' tasks as status lists them, or why there are none. */
+export async function runTasks(temporal: Temporal, id: string): Promise<McpRunTasks> {
+  const s = answered(await runStatus(temporal, id));
+  const none = (note: string): McpRunTasks => McpRunTasksSchema.parse({ workflowId: id, source: null, note, tasks: [] });
+  if (!s) return none('no worker answered for this run: its task queue cannot be read now (`vigil status` says why)');
+  if (!s.streams)
+    return none(s.tasks?.note ?? 'this run has no task queue: it is one stream (start it with --tasks FILE and parallelStreams > 1)');
+  return McpRunTasksSchema.parse({ workflowId: id, source: s.tasks?.source ?? null, note: s.tasks?.note ?? null, tasks: s.streams });
+}
+
+/** The largest continuity file the resource reads (the agent's notes are far smaller). */
+const MAX_CONTINUITY_BYTES = 256 * 1024;
+
+/**
+ * The resource `vigil://runs/{id}/continuity`: the agent's working notes, `.vigil/CONTINUITY.md` in
+ * the run's repository (docs/memory.md), read here when the run's repository is on this machine.
+ */
+export async function runContinuity(temporal: Temporal, id: string): Promise<string> {
+  const [{ readRegularFile }, { VIGIL_DIR }, { thisHost }, path] = await Promise.all([
+    import('../lib/safe-files.js'),
+    import('../schemas/paths.js'),
+    import('./hosts.js'),
+    import('node:path'),
+  ]);
+  const s = answered(await runStatus(temporal, id));
+  if (!s) return `No worker answered for run ${id}: its repository cannot be named now (\`vigil status ${id}\` says why).\n`;
+  if (s.host && s.host !== thisHost())
+    return `Run ${id} works on host "${s.host}": its notes are ${s.repoPath}/${VIGIL_DIR}/CONTINUITY.md there, not on this machine.\n`;
+  const file = path.join(s.repoPath, VIGIL_DIR, 'CONTINUITY.md');
+  const r = readRegularFile(file, MAX_CONTINUITY_BYTES);
+  if (r === null) return `No continuity notes yet: the agent has not written ${file}.\n`;
+  if (!r.ok) return `The continuity notes at ${file} are not read: ${r.problem}.\n`;
+  return r.text;
+}
+
+/**
+ * The resource `vigil://memory/index`: the topics of the lasting memory and how many items of each
+ * kind each holds — of the repository of the run the server serves an agent of (from its snapshot
+ * when its sandbox refuses the store), else of the whole store.
+ */
+export async function memoryIndex(env: NodeJS.ProcessEnv): Promise<McpMemoryIndex> {
+  const [{ withEventStore }, { readMemorySnapshot, listMemory }, { configuredStoreUrl }, { memoryTopics }] = await Promise.all([
+    import('./event-store-client.js'),
+    import('../lib/memory-reads.js'),
+    import('../lib/store-location.js'),
+    import('../rules/memory-retrieval.js'),
+  ]);
+  const of = (repo: string | null, items: { kind: string; topic: string }[], extra: Partial<McpMemoryIndex>): McpMemoryIndex => {
+    const kinds: Record<string, number> = {};
+    for (const i of items) kinds[i.kind] = (kinds[i.kind] ?? 0) + 1;
+    return McpMemoryIndexSchema.parse({ repo, source: 'store', total: items.length, kinds, topics: memoryTopics(items), ...extra });
+  };
+  const file = env.VIGIL_RUN_ID && env.VIGIL_MEMORY_SNAPSHOT ? env.VIGIL_MEMORY_SNAPSHOT : null;
+  const snap = file ? readMemorySnapshot(file) : null;
+  if (snap && !configuredStoreUrl(env)) return of(snap.repo, snap.items, { source: 'snapshot', snapshotAt: snap.takenAt });
+  const items = await withEventStore(env, (db) => listMemory(db, { limit: 10_000 }));
+  return of(null, items, {});
 }

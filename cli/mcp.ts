@@ -11,7 +11,9 @@
  *
  * `vigil_task_complete` is for an agent inside a run: it writes the run's completion claim
  * (cli/mcp-claim.ts). `vigil_memory_search` searches the memory that outlives a run (docs/memory.md)
- * as `vigil memory search --json` does.
+ * as `vigil memory search --json` does; `vigil_memory_store_pattern` and `vigil_memory_consolidate`
+ * write to it (cli/mcp-memory-write.ts says how a sandboxed agent's write reaches it), and
+ * `vigil_code_search` searches a repository's code (cli/mcp-code-search.ts).
  *
  * Over HTTP (cli/mcp-http.ts) every request needs the operator's token; the tools that start a run
  * (signed with the operator's run secret) also refuse a call that did not come with it. vigil_start
@@ -33,6 +35,8 @@ import { MESSAGE_VERBS, SENT_MESSAGES, type MessageVerb } from '../schemas/messa
 import { CheckpointsJsonSchema, MessageJsonSchema, StartedJsonSchema, type MessageJson } from '../schemas/cli-output.js';
 import {
   mcpMessageInput,
+  McpCodeSearchInput,
+  McpCodeSearchOutputSchema,
   McpMemorySearchInput,
   McpMemorySearchOutputSchema,
   McpReportInput,
@@ -45,12 +49,20 @@ import {
   McpTaskCompleteInput,
   McpTaskCompleteOutputSchema,
 } from '../schemas/mcp.js';
+import {
+  McpMemoryConsolidateInput,
+  McpMemoryConsolidateOutputSchema,
+  McpMemoryStorePatternInput,
+  McpMemoryStorePatternOutputSchema,
+} from '../schemas/memory-agent.js';
 import { packageRoot } from '../lib/paths.js';
 import { CliError, EXIT } from './errors.js';
 import { claimTarget, writeClaim } from './mcp-claim.js';
+import { codeSearch } from './mcp-code-search.js';
+import { askConsolidation, storePattern } from './mcp-memory-write.js';
 import { Temporal, type McpDeps } from './mcp-deps.js';
 import { isOperator } from './mcp-http.js';
-import { checkpoints, handoff, json, memorySearch, report, runId, runStatus } from './mcp-reads.js';
+import { checkpoints, handoff, json, memoryIndex, memorySearch, report, runContinuity, runId, runStatus, runTasks } from './mcp-reads.js';
 import { startRun } from './mcp-start.js';
 import { sdkRunApi } from './sdk-run-api.js';
 import { by, defaultActor, PAYLOADS } from './steer-commands.js';
@@ -242,6 +254,48 @@ export function buildMcpServer(deps: McpDeps, temporal: Temporal, kind: McpTrans
   );
 
   server.registerTool(
+    'vigil_memory_store_pattern',
+    {
+      title: 'Store a pattern in the memory',
+      description:
+        'Keep a lesson for later runs: a pattern (what works) or an anti-pattern (what to avoid), with a title, ' +
+        "a body and keywords. From a run's builder it is stored when its agent call ends, as that run's, marked as an " +
+        "agent's word (found by vigil_memory_search and later prompts, ranked below what evidence made); secrets are " +
+        'redacted, oversized input is refused.',
+      inputSchema: McpMemoryStorePatternInput,
+      outputSchema: McpMemoryStorePatternOutputSchema,
+    },
+    async (o) => answer(await storePattern(env, o)),
+  );
+
+  server.registerTool(
+    'vigil_memory_consolidate',
+    {
+      title: 'Consolidate the memory',
+      description:
+        "Turn episodes into patterns, anti-patterns and skills now. From a run's builder: its run so far, when its " +
+        'agent call ends; from a person: the runs named, or all (`vigil memory consolidate --json`).',
+      inputSchema: McpMemoryConsolidateInput,
+      outputSchema: McpMemoryConsolidateOutputSchema,
+    },
+    async (o) => answer(await askConsolidation(env, o)),
+  );
+
+  server.registerTool(
+    'vigil_code_search',
+    {
+      title: 'Search the code',
+      description:
+        "Find a string or a regular expression in a repository's files (git's index, untracked files included, " +
+        "`.vigil/` and binaries left out): path, line and the line, at most `limit` hits. An agent's call searches its run's repository.",
+      inputSchema: McpCodeSearchInput,
+      outputSchema: McpCodeSearchOutputSchema,
+      annotations: { readOnlyHint: true },
+    },
+    async (o) => answer(await codeSearch(env, o)),
+  );
+
+  server.registerTool(
     'vigil_task_complete',
     {
       title: 'Claim the task complete',
@@ -286,6 +340,36 @@ export function buildMcpServer(deps: McpDeps, temporal: Temporal, kind: McpTrans
       mimeType: 'application/json',
     },
     async (uri, { id }) => json(uri, (await report(env, { id: one(id) })).run ?? null),
+  );
+  server.registerResource(
+    'run-tasks',
+    template('tasks'),
+    {
+      title: "A run's task queue",
+      description: "its streams' tasks: state, dependencies, attempts, branch, dead letter (`vigil status --json`, `streams`)",
+      mimeType: 'application/json',
+    },
+    async (uri, { id }) => json(uri, await runTasks(temporal, one(id))),
+  );
+  server.registerResource(
+    'run-continuity',
+    template('continuity'),
+    {
+      title: "A run's continuity notes",
+      description: "the agent's working notes, .vigil/CONTINUITY.md in the run's repository (docs/memory.md)",
+      mimeType: 'text/markdown',
+    },
+    async (uri, { id }) => ({ contents: [{ uri: uri.href, mimeType: 'text/markdown', text: await runContinuity(temporal, one(id)) }] }),
+  );
+  server.registerResource(
+    'memory-index',
+    'vigil://memory/index',
+    {
+      title: 'The lasting memory: its index',
+      description: "its topics and how many patterns, anti-patterns and skills each holds (an agent's run: its repository's snapshot)",
+      mimeType: 'application/json',
+    },
+    async (uri) => json(uri, await memoryIndex(env)),
   );
   return server;
 }

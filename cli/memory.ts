@@ -13,7 +13,7 @@ import { CliError, EXIT } from './connection.js';
 import { loadMemoryFile } from './memory-import.js';
 import { reportStore } from './store.js';
 import { withEventStore } from './event-store-client.js';
-import { neutraliseLine } from './terminal-text.js';
+import { neutraliseLine } from '../lib/terminal-text.js';
 
 const out = (s: string): void => {
   process.stdout.write(`${s}\n`);

@@ -13,7 +13,7 @@ import { z } from 'zod';
 import { NotificationsListSchema, type NotificationsList } from '../schemas/cli-output-reports.js';
 import { CliError, EXIT } from './errors.js';
 import { withEventStore } from './event-store-client.js';
-import { neutraliseLine } from './terminal-text.js';
+import { neutraliseLine } from '../lib/terminal-text.js';
 
 /** The most a listing shows: the seed keeps the last 100; `--limit` may ask for up to this many. */
 export const NOTIFICATIONS_MAX = 1000;

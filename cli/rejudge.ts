@@ -14,9 +14,7 @@ import path from 'node:path';
 import type { Client } from '@temporalio/client';
 import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow/index.js';
 import type pg from 'pg';
-import { readAtTree } from '../activities/gates/test-integrity.js';
-import { refTarget } from '../activities/checkpoints.js';
-import { git } from '../activities/git.js';
+import { git, readAtTree, refTarget } from '../lib/git.js';
 import { EventEnvelopeSchema, type EventEnvelope } from '../schemas/events.js';
 import { KNOB_NAMES, type Knobs } from '../schemas/knobs.js';
 import {

@@ -44,13 +44,15 @@ export function addReportCommands(program: Command, ctx: ReportCommandsContext):
   const notifications = program
     .command('notifications')
     .description('what runs told people (escalations, pauses, budgets, finished runs), newest first, and which a person has acknowledged')
+    .argument('[run]', "this run's only (as --run)")
     .option('--run <id>', "this run's only")
     .option('--new', 'only those nobody has acknowledged')
     .option('--limit <n>', 'how many (newest first; default 100, at most 1000)')
     .option('--json', 'machine-readable output')
-    .action(async (o: { run?: string; new?: boolean; limit?: string; json?: boolean }) => {
+    .action(async (arg: string | undefined, o: { run?: string; new?: boolean; limit?: string; json?: boolean }) => {
       const { notificationsCommand } = await import('./notifications.js');
-      process.exitCode = await notificationsCommand({ ...o, ...(o.run ? { run: ctx.runIdArg(o.run) } : {}) });
+      const run = arg ?? o.run;
+      process.exitCode = await notificationsCommand({ ...o, ...(run ? { run: ctx.runIdArg(run) } : {}) });
     });
   notifications
     .command('ack')

@@ -24,8 +24,8 @@ import {
   UPSERTED_SEARCH_ATTRIBUTES,
 } from '../schemas/search-attributes.js';
 import type { vigilRun } from '../workflows/run-workflow.js';
-import { staticDetails, staticSummary } from '../workflows/ui.js';
-import { knobsGivenDigest, prdDigest, runSecret, signRun, startClaims } from '../activities/run-authorization.js';
+import { staticDetails, staticSummary } from '../rules/ui.js';
+import { knobsGivenDigest, prdDigest, runSecret, signRun, startClaims } from '../lib/run-signing.js';
 import { failoverChain } from '../rules/failover.js';
 import { CliError, EXIT, missingSearchAttributes, type Endpoint } from './connection.js';
 import { packageRelease } from './release-window.js';
@@ -63,12 +63,9 @@ const literal = (value: string): string => `'${value.replace(/\\/g, '\\\\').repl
  * their VigilRepo (the absolute path, as `vigil start` records it: the last 255 characters).
  */
 export function listQuery(filters: { status?: string; repo?: string }): string {
-  // Runs with attempts (`vigil start --attempts K`) carry no search attributes: listed only without a filter.
-  const terms = [
-    filters.status === undefined && filters.repo === undefined
-      ? "(WorkflowType = 'vigilRun' OR WorkflowType = 'vigilAttempts')"
-      : "WorkflowType = 'vigilRun'",
-  ];
+  // Runs with attempts (`vigil start --attempts K`) carry the same search attributes as a single run (those started
+  // before they did carry none, and are listed only without a filter).
+  const terms = ["(WorkflowType = 'vigilRun' OR WorkflowType = 'vigilAttempts')"];
   if (filters.status !== undefined) {
     const status = filters.status.trim().toLowerCase();
     if (!LIST_STATUSES.includes(status))
@@ -132,7 +129,7 @@ export interface StartResult {
 }
 
 /** The server refused a start because of a search attribute it does not know (INVALID_ARGUMENT). */
-function searchAttributeRefusal(err: unknown): string | null {
+export function searchAttributeRefusal(err: unknown): string | null {
   const cause = err instanceof Error && err.cause instanceof Error ? err.cause : err;
   const message = cause instanceof Error ? cause.message : String(cause);
   return /search attribute/i.test(message) ? (message.replace(/^\d+ [A-Z_]+: /, '').split('\n')[0] ?? message) : null;
@@ -159,11 +156,14 @@ export function runInputFor(
     prdTitle: opts.prd.title,
     repoPath: opts.repoPath,
     knobs: opts.knobs,
+    notifyTriggers: true,
     ...(opts.knobsGiven ? { knobsGiven: opts.knobsGiven } : {}),
     ...(opts.checklist ? { checklist: opts.checklist } : {}),
     ...(opts.tasks ? { tasks: opts.tasks } : {}),
     ...(opts.host ? { host: opts.host } : {}),
     ...(opts.goal ? { goal: opts.goal } : {}),
+    // The loop's small rules of this release (schemas/run.ts): runs started before have none.
+    loopRules: 1,
   };
   const secret = runSecret();
   if (secret) {

@@ -25,7 +25,7 @@ async function load() {
   const [client, searchAttributes, ui, config, connection, prd, runs] = await Promise.all([
     import('@temporalio/client'),
     import('../schemas/search-attributes.js'),
-    import('../workflows/ui.js'),
+    import('../rules/ui.js'),
     import('./config.js'),
     import('./connection.js'),
     import('./prd.js'),

@@ -7,7 +7,7 @@
  * options are declared in cli/commands/start.ts.
  */
 import type { ResolvedKnobs } from './config.js';
-import { runUrl, withClient, type Endpoint } from './connection.js';
+import { runUrl, searchAttributeHint, withClient, type Endpoint } from './connection.js';
 import { out } from './steer-commands.js';
 
 export interface StartDeps {
@@ -85,7 +85,8 @@ export async function startCommand(prdFile: string | undefined, o: Record<string
         ...runInputFor({ prd, repoPath, knobs: resolvedKnobs.knobs, knobsGiven: knobsGivenOf(resolvedKnobs), workflowId, host, checklist }),
         searchAttributes: false,
       };
-      await startAttempts(client, ep, { workflowId, replace: o.replace === true, run, attempts });
+      const sa = await startAttempts(client, connection, ep, { workflowId, replace: o.replace === true, run, attempts });
+      if (sa.missing.length) process.stderr.write(`${searchAttributeHint(sa.missing, ep, sa.refusal)}\n`);
       // --json and --wait as for any run: a started line, then the run followed to its outcome's exit code.
       const { afterAttemptsStart } = await import('./attempts.js');
       const waited = await afterAttemptsStart(client, {

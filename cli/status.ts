@@ -2,6 +2,7 @@
  * What `vigil status` prints: the run snapshot as text or JSON (what Temporal itself knows when no
  * worker answered). Light: no schemas, no workflow code.
  */
+import { forkStatusLines } from '../rules/fork-lines.js';
 import { isUndeliveredNote } from '../rules/undelivered-directives.js';
 import {
   checkpointLines,
@@ -13,9 +14,9 @@ import {
   streamLine,
   tasksLine,
   voteLines,
-} from '../workflows/ui.js';
+} from '../rules/ui.js';
 import { checkLine, CHECK_TRIGGER_WORDS, iterationLine, statusLine, verdictLine } from './follow.js';
-import { neutraliseLine } from './terminal-text.js';
+import { neutraliseLine } from '../lib/terminal-text.js';
 import { packagesLines } from '../rules/package-fetches.js';
 import { fetchLogPath } from '../schemas/paths.js';
 import { LEVEL_TIER } from '../rules/tier-ladder.js';
@@ -108,6 +109,8 @@ export function printStatus(view: RunView, out: (line?: string) => void): void {
   // A run split into parallel streams: one line per task (titles are the person's or the planner's text: terminal-safe).
   if (snap.tasks) out(neutraliseLine(`  tasks     : ${tasksLine(snap.tasks)}`));
   for (const t of snap.streams ?? []) out(neutraliseLine(`  stream    : ${streamLine(t)}`));
+  // A run stuck with onStuck=fork: where it forked from, each fork and the winner (models are the person's text: terminal-safe).
+  if (snap.fork) for (const l of forkStatusLines(snap.fork, snap.fork.attempts)) out(neutraliseLine(`  fork      : ${l}`));
   // A finished run's note names its undelivered directives (cli/status prints the notes above); older runs have no such note.
   const noted = view.kind === 'finished' && (view.outcome?.notes ?? []).some(isUndeliveredNote);
   if (snap.pendingDirectives && !noted)

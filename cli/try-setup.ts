@@ -15,8 +15,8 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseScenario } from '../schemas/scenario.js';
-import { README_NAMES } from '../activities/gates/doc-coverage.js';
-import { runBranch } from '../activities/deliver.js';
+import { readmeCandidates } from '../rules/readme.js';
+import { runBranch } from '../rules/delivery.js';
 import { configEnv, FIXED_SETTINGS } from '../lib/git-env.js';
 import { CliError, EXIT } from './errors.js';
 import type { Prd } from './prd.js';
@@ -131,9 +131,7 @@ export function planTry(home: string, checkout: Checkout, now = new Date()): Try
 
 /** Whether the tree has a root README the documentation gate accepts (one of its names, any case, with text). */
 export function hasReadme(tree: string): boolean {
-  const wanted = new Set<string>(README_NAMES.map((n) => n.toLowerCase()));
-  return readdirSync(tree).some((name) => {
-    if (!wanted.has(name.toLowerCase())) return false;
+  return readmeCandidates(readdirSync(tree)).some((name) => {
     try {
       return readFileSync(path.join(tree, name), 'utf8').trim() !== '';
     } catch {

@@ -13,7 +13,7 @@ import path from 'node:path';
 import type { Knobs } from '../schemas/knobs.js';
 import type { StatusSnapshot } from '../schemas/status.js';
 import { packageRoot, vigilHome } from '../lib/paths.js';
-import { sandboxLine } from '../workflows/ui.js';
+import { sandboxLine } from '../rules/ui.js';
 import type { ResolvedKnobs } from './config.js';
 import { runUrl, searchAttributeHint, type Endpoint } from './connection.js';
 import { followRun, type FollowResult } from './follow.js';

@@ -19,7 +19,13 @@
 import pg from 'pg';
 import { configuredSpoolDir, configuredStoreUrl, localSpoolDirOf, readStoreUrlFile } from '../lib/store-location.js';
 import { EventEnvelopeSchema, RunEventSchema, type ProjectEventsInput, type ProjectEventsResult } from '../schemas/events.js';
-import { FILES_READ_MIGRATION, LASTING_MEMORY_MIGRATION, MEMORY_JUDGE_MIGRATION } from './lasting-memory-sql.js';
+import {
+  ECONOMICS_MIGRATION,
+  FILES_READ_MIGRATION,
+  LASTING_MEMORY_MIGRATION,
+  MEMORY_JUDGE_MIGRATION,
+  STORED_BY_MIGRATION,
+} from './lasting-memory-sql.js';
 import { MIGRATION_1, NOTIFICATION_ACKS_MIGRATION } from './run-events-sql.js';
 
 /** Queries the reports and migrations run on: a pool, or a connected client. */
@@ -56,6 +62,8 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 3, name: "the memory judge's lessons, merges and cost", sql: MEMORY_JUDGE_MIGRATION },
   { version: 4, name: 'the files an agent read, in the memory', sql: FILES_READ_MIGRATION },
   { version: 5, name: 'notifications a person acknowledges', sql: NOTIFICATION_ACKS_MIGRATION },
+  { version: 6, name: 'who stored a pattern no episode made', sql: STORED_BY_MIGRATION },
+  { version: 7, name: "an agent call's token economics", sql: ECONOMICS_MIGRATION },
 ];
 
 /** Applies the migrations the database lacks, in order, each recorded in vigil_schema_migrations. Returns the versions applied now. */

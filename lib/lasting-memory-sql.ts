@@ -149,3 +149,17 @@ export const FILES_READ_MIGRATION = `
 alter table memory_traces add column files_read jsonb not null default '[]';
 alter table memory_episodes add column files_read jsonb not null default '[]';
 `;
+
+/**
+ * Migration 6: who stored a pattern that no episode made (docs/memory.md, Patterns an agent
+ * stores): an agent call of a run, or a person through `vigil mcp` (schemas/memory-agent.ts
+ * StoredBy). Consolidation keeps such items as it keeps imported ones.
+ */
+export const STORED_BY_MIGRATION = `
+alter table memory_patterns add column stored_by jsonb;
+`;
+
+/** Migration 7: an agent call's token economics (docs/memory.md, Token economics), on its trace. */
+export const ECONOMICS_MIGRATION = `
+alter table memory_traces add column economics jsonb;
+`;

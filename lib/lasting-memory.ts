@@ -20,6 +20,7 @@ import { EPISODE_LIMITS, type MemoryLayers, type MemoryRef } from '../schemas/la
 import { clean, errorLine } from '../rules/lasting-memory.js';
 import { retrieve, type Retrieved, type TaskType } from '../rules/memory-retrieval.js';
 import { redactSecrets } from '../rules/scans.js';
+import { callEconomics, COMPRESSED_ENTRY_CHARS, retrievalActs, REVIEWED_FLOOR, type ReadSide } from '../rules/memory-economics.js';
 import { ensureMigrated, onRunEnded, poolFor, type Db } from './event-store.js';
 import { rankItems, scoreOf } from './memory-rank.js';
 import { readRegularFile } from './safe-files.js';
@@ -64,6 +65,12 @@ export async function retrieveForPrompt(url: string, req: RetrievalRequest): Pro
   // Relevance by full-text score (BM25+, prefix and fuzzy: lib/memory-rank.ts).
   const scores = rankItems(c.items, req.task);
   const items = c.items.map((i) => ({ ...i, textScore: scoreOf(scores, i) }));
+  // What the run's last call's token economics asked of this retrieval (rules/memory-economics.ts).
+  const last = await db.query<{ economics: { actions?: string[] } | null }>(
+    `select economics from memory_traces where workflow_id = $1 and iteration < $2 and economics ? 'actions' order by iteration desc limit 1`,
+    [req.workflowId, req.iteration],
+  );
+  const acts = retrievalActs(last.rows[0]?.economics?.actions ?? []);
   const got = retrieve({
     repo,
     task: req.task,
@@ -72,12 +79,23 @@ export async function retrieveForPrompt(url: string, req: RetrievalRequest): Pro
     items,
     timeline: c.timeline,
     episodes: c.episodes,
+    economy: {
+      ...(acts.compress ? { entryChars: COMPRESSED_ENTRY_CHARS } : {}),
+      ...(acts.strictFloor ? { floorShare: REVIEWED_FLOOR } : {}),
+    },
   });
+  const read: ReadSide = {
+    chars: got.chars,
+    entriesLoaded: got.refs.length,
+    // Everything loaded whole: each item's entry line, and each earlier run's timeline line.
+    availableChars: c.items.reduce((n, i) => n + i.body.length + i.topic.length + 30, 0) + c.timeline.length * 120,
+  };
+  const acted = [...(acts.compress ? ['compress_layer3'] : []), ...(acts.strictFloor ? ['review_topic_relevance'] : [])];
   await inTransaction(url, async (t) => {
     const first = await t.query(
-      `insert into memory_traces (workflow_id, iteration, retrieved, retrieved_chars) values ($1, $2, $3, $4)
+      `insert into memory_traces (workflow_id, iteration, retrieved, retrieved_chars, economics) values ($1, $2, $3, $4, $5)
        on conflict (workflow_id, iteration) do nothing returning 1`,
-      [req.workflowId, req.iteration, JSON.stringify(got.refs), JSON.stringify(got.chars)],
+      [req.workflowId, req.iteration, JSON.stringify(got.refs), JSON.stringify(got.chars), JSON.stringify({ read, acted })],
     );
     if (!first.rowCount) return;
     await countAccess(t, got.refs);
@@ -103,26 +121,36 @@ export interface TraceFacts {
   summary: string | null;
   /** Files the agent read (lib/files-read.ts). */
   filesRead?: string[];
+  /** Characters of the patterns its agent stored (lib/memory-agent.ts): part of what the call added to memory. */
+  storedChars?: number;
 }
 
 /** After the agent: what the journal does not hold, redacted. Kept with the retrieval's record. */
 export async function recordTrace(url: string, t: TraceFacts): Promise<void> {
   await ensureMigrated(url);
   const red = (s: string, n: number): string => clean(s, n);
-  await poolFor(url).query(
-    `insert into memory_traces (workflow_id, iteration, files, errors, test_failure, summary, files_read) values ($1, $2, $3, $4, $5, $6, $7)
-     on conflict (workflow_id, iteration) do update set files = excluded.files, errors = excluded.errors, test_failure = excluded.test_failure,
-       summary = excluded.summary, files_read = excluded.files_read, recorded_at = now()`,
-    [
-      t.workflowId,
-      t.iteration,
-      JSON.stringify(t.files.slice(0, 20).map((f) => red(f, 300))),
-      JSON.stringify(t.errors.slice(0, 5).map((e) => red(e, 300))),
-      t.testFailure ? red(t.testFailure, 300) : null,
-      t.summary ? red(t.summary, 300) : null,
-      JSON.stringify((t.filesRead ?? []).slice(0, EPISODE_LIMITS.filesRead).map((f) => red(f, EPISODE_LIMITS.fileChars))),
-    ],
-  );
+  const files = t.files.slice(0, 20).map((f) => red(f, 300));
+  const errors = t.errors.slice(0, 5).map((e) => red(e, 300));
+  const testFailure = t.testFailure ? red(t.testFailure, 300) : null;
+  const summary = t.summary ? red(t.summary, 300) : null;
+  const filesRead = (t.filesRead ?? []).slice(0, EPISODE_LIMITS.filesRead).map((f) => red(f, EPISODE_LIMITS.fileChars));
+  // What the call added to memory (its discovery tokens): this trace's texts and its agent's stored patterns.
+  const added =
+    [...files, ...errors, testFailure ?? '', summary ?? '', ...filesRead].reduce((n, x) => n + x.length, 0) + (t.storedChars ?? 0);
+  await inTransaction(url, async (db) => {
+    const r = await db.query<{ economics: { read?: ReadSide } | null }>(
+      `insert into memory_traces (workflow_id, iteration, files, errors, test_failure, summary, files_read) values ($1, $2, $3, $4, $5, $6, $7)
+       on conflict (workflow_id, iteration) do update set files = excluded.files, errors = excluded.errors, test_failure = excluded.test_failure,
+         summary = excluded.summary, files_read = excluded.files_read, recorded_at = now()
+       returning economics`,
+      [t.workflowId, t.iteration, JSON.stringify(files), JSON.stringify(errors), testFailure, summary, JSON.stringify(filesRead)],
+    );
+    const economics = callEconomics(r.rows[0]?.economics?.read ?? null, added);
+    await db.query(
+      `update memory_traces set economics = coalesce(economics, '{}'::jsonb) || $3::jsonb where workflow_id = $1 and iteration = $2`,
+      [t.workflowId, t.iteration, JSON.stringify(economics)],
+    );
+  });
 }
 
 /** The task at hand as retrieval reads it: the PRD (its first 16 KiB), its title, the checklist and the failing gates. */

@@ -114,9 +114,14 @@ export interface ConsolidationResult {
  * Episodes of the given runs (all runs with a journal when `workflowIds` is null), then every
  * episode of the installation into patterns, anti-patterns, skills and links. Under an advisory
  * lock, in one transaction; idempotent (the same journal consolidates to the same rows, and an
- * item's access count survives).
+ * item's access count survives). `unfinished`: the runs are still going (the journal so far), so
+ * none is recorded as consolidated.
  */
-export async function consolidateMemory(url: string, workflowIds: readonly string[] | null): Promise<ConsolidationResult> {
+export async function consolidateMemory(
+  url: string,
+  workflowIds: readonly string[] | null,
+  opts: { unfinished?: boolean } = {},
+): Promise<ConsolidationResult> {
   return inTransaction(url, async (db) => {
     await db.query('select pg_advisory_xact_lock($1)', [CONSOLIDATION_LOCK_KEY]);
     const ids =
@@ -128,6 +133,8 @@ export async function consolidateMemory(url: string, workflowIds: readonly strin
       const j = await runJournal(db, id);
       if (!j.repo) continue;
       await upsertEpisodes(db, episodesOf({ workflowId: id, repo: j.repo, events: j.events, traces: await tracesOf(db, id) }));
+      // A run still going (an agent's request, docs/memory.md) is not marked done: its end consolidates it whole.
+      if (opts.unfinished) continue;
       await db.query(
         'insert into memory_consolidations (workflow_id) values ($1) on conflict (workflow_id) do update set consolidated_at = now()',
         [id],
@@ -183,9 +190,9 @@ async function consolidateAll(db: Db, runsNow: number): Promise<ConsolidationRes
     );
     patternId.set(`${p.repo ?? ''}\u0000${p.kind}\u0000${p.signature}`, Number(r.rows[0]?.id));
   }
-  // What consolidation no longer makes (its episodes forgotten) goes.
+  // What consolidation no longer makes (its episodes forgotten) goes; what was imported or stored stays.
   const keep = [...patternId.values()];
-  await db.query('delete from memory_patterns where not imported and not (id = any($1))', [keep]);
+  await db.query('delete from memory_patterns where not imported and stored_by is null and not (id = any($1))', [keep]);
   const skillIds: number[] = [];
   for (const s of out.skills) {
     const r = await db.query<{ id: string }>(

@@ -8,6 +8,8 @@ import path from 'node:path';
 import type pg from 'pg';
 import { type Episode, type MemoryRef } from '../schemas/lasting-memory.js';
 import { type StoredItem, type TimelineRun } from '../rules/memory-retrieval.js';
+import { agentBody } from '../rules/memory-agent.js';
+import { StoredBySchema, type StoredBy } from '../schemas/memory-agent.js';
 import { ensureMigrated, poolFor, type Db } from './event-store.js';
 
 /** The advisory lock consolidations take (the bytes of "vmem"): two workers never consolidate at once. */
@@ -54,21 +56,35 @@ export interface PatternRow {
   evidence: number;
   importance: number;
   lesson: string | null;
+  stored_by: unknown;
 }
-export const PATTERN_COLUMNS = 'id, repo, kind, topic, title, body, keywords, evidence, importance, lesson';
+export const PATTERN_COLUMNS = 'id, repo, kind, topic, title, body, keywords, evidence, importance, lesson, stored_by';
 
-/** A pattern as retrieval and search see it: the judge's lesson (docs/memory.md, Judgement) first, then what consolidation wrote. */
-export const patternItem = (r: PatternRow): StoredItem => ({
-  ref: { kind: 'pattern', id: Number(r.id) },
-  repo: r.repo,
-  kind: r.kind,
-  topic: r.topic,
-  title: r.title,
-  body: r.lesson ? `Lesson: ${r.lesson} (${r.body})` : r.body,
-  keywords: r.keywords,
-  evidence: r.evidence,
-  importance: r.importance,
-});
+/** Who stored a pattern no episode made (null: consolidation made it, or it was imported). */
+const storedBy = (r: PatternRow): StoredBy | null => {
+  const s = r.stored_by ? StoredBySchema.safeParse(r.stored_by) : null;
+  return s?.success ? s.data : null;
+};
+
+/**
+ * A pattern as retrieval and search see it: the judge's lesson (docs/memory.md, Judgement) first,
+ * then what consolidation wrote; one an agent or a person stored says so (rules/memory-agent.ts).
+ */
+export const patternItem = (r: PatternRow): StoredItem => {
+  const by = storedBy(r);
+  const body = by ? agentBody(r, by) : r.body;
+  return {
+    ref: { kind: 'pattern', id: Number(r.id) },
+    repo: r.repo,
+    kind: r.kind,
+    topic: r.topic,
+    title: r.title,
+    body: r.lesson ? `Lesson: ${r.lesson} (${body})` : body,
+    keywords: r.keywords,
+    evidence: r.evidence,
+    importance: r.importance,
+  };
+};
 
 /** The candidates of a repository: its own items and the installation's (not those merged into another), and its earlier runs. */
 export async function candidates(

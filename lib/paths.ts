@@ -7,6 +7,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { safeSegment } from '../schemas/paths.js';
 
 /** The name Vigil is published under (`vigil` on the registry is another project); the command stays `vigil`. */
 export const PACKAGE_NAME = 'vigil-temporal';
@@ -57,3 +58,11 @@ export function toolsDirs(env: NodeJS.ProcessEnv = process.env, root = packageRo
 
 /** The task queue workers poll and runs start on unless VIGIL_TASK_QUEUE says otherwise. */
 export const DEFAULT_TASK_QUEUE = 'vigil';
+
+/**
+ * A run's private folder outside the repository (`$VIGIL_HOME/private/<run>/`), for what the
+ * builder must not read: the checklist extraction and the held-out items' verification.
+ */
+export function privateRunDir(runId: string): string {
+  return path.join(vigilHome(), 'private', safeSegment(runId));
+}

@@ -112,16 +112,20 @@ async function main(): Promise<void> {
     process.env.NODE_EXTRA_CA_CERTS = ca;
     delete process.env.VIGIL_BRIDGE_EXTRA_CA_CERTS;
   }
-  const child = spawn(file as string, args, { stdio: 'inherit' });
+  // Listening before the command starts, as the Go bridge does: a signal that came between the two
+  // would end the bridge alone and leave the command running, holding the call's output open.
+  // (A handler runs on a later turn of the loop, after spawn() has returned: the child is there.)
+  let child: ReturnType<typeof spawn> | null = null;
   for (const sig of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) {
     process.on(sig, () => {
       try {
-        child.kill(sig);
+        child?.kill(sig);
       } catch {
         /* gone */
       }
     });
   }
+  child = spawn(file as string, args, { stdio: 'inherit' });
   child.once('error', (err: NodeJS.ErrnoException) => {
     process.stderr.write(
       `${file}: ${err.code === 'ENOENT' ? 'command not found' : err.code === 'EACCES' ? 'permission denied' : err.message}\n`,

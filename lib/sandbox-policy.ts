@@ -69,6 +69,8 @@ export const PROVIDER_ENDPOINTS: Record<string, readonly string[]> = {
   gemini: ['generativelanguage.googleapis.com:443', 'cloudcode-pa.googleapis.com:443', 'oauth2.googleapis.com:443'],
   aider: ['api.anthropic.com:443', 'api.openai.com:443', 'generativelanguage.googleapis.com:443', 'openrouter.ai:443'],
   opencode: ['api.anthropic.com:443', 'api.openai.com:443', 'generativelanguage.googleapis.com:443', 'openrouter.ai:443'],
+  // Cline's own provider (its default), and the API providers `cline auth` may configure.
+  cline: ['api.cline.bot:443', 'api.anthropic.com:443', 'api.openai.com:443', 'openrouter.ai:443'],
   command: [],
 };
 

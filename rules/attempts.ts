@@ -130,3 +130,23 @@ export function attemptsPullRequestBody(s: {
     '',
   ].join('\n');
 }
+
+/**
+ * What a run with attempts says in its `VigilStatus` search attribute (runs whose input says
+ * `searchAttributes`): `starting` until its attempts run, `running` while they run and while they
+ * are compared or the winner delivered, `paused` while a person paused it or while it waits for a
+ * person's pick (the word a single run waiting for a person has), `stopping` once stopped, and its
+ * outcome's status once it has ended — so `vigil list --status X` finds it as it finds a single run.
+ */
+export function attemptsSearchStatus(s: {
+  phase: string;
+  paused?: unknown;
+  stopping?: unknown;
+  outcome: { status: string } | null;
+}): string {
+  if (s.phase === 'ended' && s.outcome) return s.outcome.status;
+  if (s.phase === 'starting') return 'starting';
+  if (s.stopping) return 'stopping';
+  if (s.paused || s.phase === 'waiting_for_pick') return 'paused';
+  return 'running';
+}

@@ -9,6 +9,17 @@ export function delivers(status: OutcomeStatus, deliver: 'branch' | 'pr' | 'none
   return deliver !== 'none' && (status === 'council_approved' || status === 'completion_promise_fulfilled');
 }
 
+/** `vigil/<run id>`, with anything git refuses in a ref name replaced. */
+export function runBranch(runId: string): string {
+  const safe = runId
+    .replace(/[^A-Za-z0-9._/-]/g, '-')
+    .replace(/\.\.+/g, '.')
+    .replace(/\/+/g, '/')
+    .replace(/^[./-]+|[./]+$/g, '')
+    .replace(/\.lock$/, '-lock');
+  return `vigil/${safe || 'run'}`;
+}
+
 /** A pull request is asked for only with `deliver=pr`, and only once the work is on a branch. */
 export function opensPullRequest(deliver: 'branch' | 'pr' | 'none', deliveredBranch: string | null): boolean {
   return deliver === 'pr' && deliveredBranch !== null;

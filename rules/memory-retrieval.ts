@@ -103,6 +103,12 @@ export interface RetrievalInput {
   items: readonly StoredItem[];
   timeline: readonly TimelineRun[];
   episodes: { count: number; runs: number };
+  /**
+   * What the run's last call's token economics asked (rules/memory-economics.ts): entry bodies cut
+   * to `entryChars` (layer 3 compressed), entries matching at least `floorShare` of the best match
+   * (the relevance floor raised).
+   */
+  economy?: { entryChars?: number; floorShare?: number };
 }
 
 export interface Retrieved {
@@ -155,6 +161,25 @@ export function match(item: StoredItem, task: ReadonlySet<string>, bestText = 0)
     : item.keywords.filter((k) => task.has(k)).length;
 }
 
+/** A topic of the memory's index: how many items of each kind it holds (kinds in the order first met). */
+export interface MemoryTopic {
+  topic: string;
+  count: number;
+  kinds: Record<string, number>;
+}
+
+/** The memory's index: its topics, the fullest first (then by name), each with its count per kind. */
+export function memoryTopics(items: readonly { topic: string; kind: string }[]): MemoryTopic[] {
+  const topics = new Map<string, MemoryTopic>();
+  for (const i of items) {
+    const t = topics.get(i.topic) ?? { topic: i.topic, count: 0, kinds: {} };
+    t.count += 1;
+    t.kinds[i.kind] = (t.kinds[i.kind] ?? 0) + 1;
+    topics.set(i.topic, t);
+  }
+  return [...topics.values()].sort((a, c) => c.count - a.count || a.topic.localeCompare(c.topic));
+}
+
 export function retrieve(input: RetrievalInput): Retrieved {
   const task = new Set(keywordsOf(input.task, 400));
   const taskType = input.taskType ?? 'implementation';
@@ -165,23 +190,14 @@ export function retrieve(input: RetrievalInput): Retrieved {
   if (input.items.length === 0 && input.timeline.length === 0) return { text: '', refs, chars, taskType };
 
   if (b.indexTokens > 0) {
-    const topics = new Map<string, Map<string, number>>();
-    for (const i of input.items) {
-      const t = topics.get(i.topic) ?? new Map<string, number>();
-      t.set(i.kind, (t.get(i.kind) ?? 0) + 1);
-      topics.set(i.topic, t);
-    }
     const lines = [
       `Index: ${input.items.length} item(s) from ${input.episodes.runs} earlier run(s), ${input.episodes.count} episode(s).`,
-      ...[...topics.entries()]
-        .sort(
-          (a, c) =>
-            [...c[1].values()].reduce((x, y) => x + y, 0) - [...a[1].values()].reduce((x, y) => x + y, 0) || a[0].localeCompare(c[0]),
-        )
-        .map(
-          ([topic, kinds]) =>
-            `- ${topic}: ${[...kinds.entries()].map(([k, n]) => `${n} ${KIND_LABEL[k] ?? k}${n === 1 ? '' : 's'}`).join(', ')}`,
-        ),
+      ...memoryTopics(input.items).map(
+        ({ topic, kinds }) =>
+          `- ${topic}: ${Object.entries(kinds)
+            .map(([k, n]) => `${n} ${KIND_LABEL[k] ?? k}${n === 1 ? '' : 's'}`)
+            .join(', ')}`,
+      ),
     ];
     const f = fit(lines, b.indexTokens * CHARS_PER_TOKEN);
     if (f.text) {
@@ -214,26 +230,35 @@ export function retrieve(input: RetrievalInput): Retrieved {
   }
 
   if (b.entriesTokens > 0 && input.items.length > 0) {
-    const budget = b.entriesTokens * CHARS_PER_TOKEN;
-    const best = Math.max(0, ...input.items.map((i) => i.textScore ?? 0));
-    const score = (i: StoredItem): number => relevance(i, task, input.repo, best) * kindWeight(i.kind, taskType);
-    const ranked = input.items
-      .filter((i) => match(i, task, best) > 0 && kindWeight(i.kind, taskType) > 0)
-      .sort((x, y) => score(y) - score(x) || y.evidence - x.evidence || x.ref.id - y.ref.id);
-    const lines: string[] = [`Entries (most relevant to this task first; weighed for ${taskType}):`];
-    let used = lines[0]?.length ?? 0;
-    for (const i of ranked) {
-      const line = `- [${KIND_LABEL[i.kind] ?? i.kind} #${i.ref.id}, ${i.topic}${i.repo === null ? ', across repositories' : ''}] ${i.body}`;
-      if (used + 1 + line.length > budget) continue;
-      lines.push(line);
-      used += 1 + line.length;
-      refs.push(i.ref);
-    }
-    if (lines.length > 1) {
-      const text = lines.join('\n');
+    const text = entriesLayer(input, task, taskType, refs);
+    if (text) {
       sections.push(text);
       chars.entries = text.length;
     }
   }
   return { text: sections.join('\n'), refs, chars, taskType };
+}
+
+/** The entries layer (layer 3): the items that match, the most relevant first, within its budget; '' when none. */
+function entriesLayer(input: RetrievalInput, task: ReadonlySet<string>, taskType: TaskType, refs: MemoryRef[]): string {
+  const budget = input.budgets.entriesTokens * CHARS_PER_TOKEN;
+  const best = Math.max(0, ...input.items.map((i) => i.textScore ?? 0));
+  const score = (i: StoredItem): number => relevance(i, task, input.repo, best) * kindWeight(i.kind, taskType);
+  const { entryChars, floorShare } = input.economy ?? {};
+  const floor = floorShare ? floorShare * Math.max(0, ...input.items.map((i) => match(i, task, best))) : 0;
+  const ranked = input.items
+    .filter((i) => match(i, task, best) > 0 && match(i, task, best) >= floor && kindWeight(i.kind, taskType) > 0)
+    .sort((x, y) => score(y) - score(x) || y.evidence - x.evidence || x.ref.id - y.ref.id);
+  const how = [`weighed for ${taskType}`, ...(entryChars ? ['compressed'] : []), ...(floorShare ? ['the closest matches only'] : [])];
+  const lines: string[] = [`Entries (most relevant to this task first; ${how.join('; ')}):`];
+  let used = lines[0]?.length ?? 0;
+  for (const i of ranked) {
+    const body = entryChars && i.body.length > entryChars ? `${i.body.slice(0, entryChars - 1)}…` : i.body;
+    const line = `- [${KIND_LABEL[i.kind] ?? i.kind} #${i.ref.id}, ${i.topic}${i.repo === null ? ', across repositories' : ''}] ${body}`;
+    if (used + 1 + line.length > budget) continue;
+    lines.push(line);
+    used += 1 + line.length;
+    refs.push(i.ref);
+  }
+  return lines.length > 1 ? lines.join('\n') : '';
 }

@@ -25,7 +25,7 @@
  * Pure: no I/O, clocks, randomness or environment.
  */
 
-export type Provider = 'command' | 'claude' | 'codex' | 'gemini' | 'aider' | 'opencode';
+export type Provider = 'command' | 'claude' | 'codex' | 'gemini' | 'aider' | 'opencode' | 'cline';
 
 /** The CLIs whose own message forms the detectors know. */
 export type CliFamily = 'claude' | 'codex' | 'gemini';
@@ -38,7 +38,7 @@ const ALL_FAMILIES: readonly CliFamily[] = ['claude', 'codex', 'gemini'];
  */
 export function familiesOf(provider: Provider | undefined): readonly CliFamily[] {
   if (provider === 'claude' || provider === 'codex' || provider === 'gemini') return [provider];
-  if (provider === 'aider' || provider === 'opencode') return [];
+  if (provider === 'aider' || provider === 'opencode' || provider === 'cline') return [];
   return ALL_FAMILIES;
 }
 

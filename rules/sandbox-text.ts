@@ -1,6 +1,6 @@
 /**
  * The sandbox in words, for status, watch, the console and the Temporal UI card (re-exported by
- * workflows/ui.ts).
+ * rules/ui.ts).
  *
  * Pure: no clocks, randomness, environment or I/O.
  */

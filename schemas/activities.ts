@@ -10,7 +10,7 @@ import { shared } from './shared.js';
 import { RunAuthorizationSchema } from './authorization.js';
 import { PROVIDERS } from './knobs.js';
 import { DirectiveSchema, PhaseSchema, TierSchema } from './run.js';
-import { ChecklistItemSchema, GateResultSchema, MAX_CHECKLIST_ITEMS, ReviewerRecordSchema, TOOL_GATES } from './gates.js';
+import { ChecklistExtractionSchema, GateResultSchema, MAX_CHECKLIST_ITEMS, ReviewerRecordSchema, TOOL_GATES } from './gates.js';
 import { MEMORY_LIMITS, NoteRefSchema, PromptMemoryRefSchema, PromptMemorySchema } from './memory.js';
 import { SandboxLimitsSchema, SandboxModeSchema, SandboxReportSchema } from './sandbox.js';
 import { MAX_EARLIER_RUNS_CHARS, MemoryLayersSchema } from './lasting-memory.js';
@@ -42,10 +42,7 @@ export type AgentRole = z.infer<typeof AgentRoleSchema>;
 export * from './prepare-run.js';
 import { DiscoveredPrdSchema } from './prepare-run.js';
 
-/**
- * The parts of an iteration prompt; the agent activity renders them (rules/prompt.ts)
- * into the prompt file, so the rendered text never enters history.
- */
+/** The parts of an iteration prompt; the agent activity renders them (rules/prompt.ts) into the prompt file, so the rendered text never enters history. */
 export const PromptInputSchema = shared('schemas/activities:PromptInputSchema', () =>
   z.object({
     prdPath: z.string(),
@@ -186,12 +183,10 @@ export const RunAgentInputSchema = shared('schemas/activities:RunAgentInputSchem
     sandboxRegistries: z.boolean().optional(),
     /** The run's sandboxPids, sandboxMemoryMb and sandboxCpuWeight knobs; absent (runs from before them): their defaults. */
     sandboxLimits: SandboxLimitsSchema.optional(),
-    /**
-     * The silence watchdog (knob agentSilenceMinutes, lib/call-silence.ts): the call is
-     * ended after this many seconds with no output and no change in the repository; 0: never.
-     * Absent (runs from before it): the knob's default, 15 minutes.
-     */
+    /** The silence watchdog (agentSilenceMinutes, lib/call-silence.ts): ended after this many quiet seconds; 0: never; absent: 900. */
     silenceSeconds: z.number().min(0).max(172_800).default(900),
+    /** An iteration's prompt leads with the last failure's hint (knob selfHeal, activities/last-error.ts); absent: it does. */
+    selfHeal: z.boolean().optional(),
     /** The prompt text (council and review calls, and iterations scheduled by older workers). */
     prompt: z.string().optional(),
     /** A reviewing call's prompt as its parts, rendered by the activity (instead of `prompt`). */
@@ -325,17 +320,7 @@ export const AgentResultSchema = shared('schemas/activities:AgentResultSchema', 
     /** A code reviewer's answer, read (parse: review): verdict, severities, the first finding lines. */
     review: ReviewerRecordSchema.nullable().default(null),
     /** The extracted checklist (parse: checklist). */
-    checklist: z
-      .object({
-        ok: z.boolean(),
-        items: z.array(ChecklistItemSchema).max(MAX_CHECKLIST_ITEMS),
-        dropped: z.number().int().min(0),
-        error: z.string().max(500).nullable(),
-        /** API descriptions the PRD names that could not be read as one (activities/api-specs.ts), a line each. */
-        apiProblems: z.array(z.string().max(400)).max(20).default([]),
-      })
-      .nullable()
-      .default(null),
+    checklist: ChecklistExtractionSchema.nullable().default(null),
     /** A planner's task list, its checklist items by id (parse: tasks), or why it was refused. */
     plan: z
       .object({ ok: z.boolean(), tasks: z.array(PlannedTaskSchema).max(MAX_TASKS), error: z.string().max(500).nullable() })
@@ -427,6 +412,8 @@ export const RepoSnapshotSchema = shared('schemas/activities:RepoSnapshotSchema'
         lines: z.number().int().min(0),
         manifestChanged: z.boolean(),
         paths: z.array(z.string()).max(50),
+        /** Changed paths that look like secrets (rules/notify-triggers.ts), from all of them; absent when none, and in older results. */
+        sensitive: z.array(z.string().max(1000)).max(20).optional(),
         /** What the changed paths say about the change's structure (rules/structural-change.ts); absent in older results. */
         structural: z
           .object({

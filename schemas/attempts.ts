@@ -28,6 +28,24 @@ export const AttemptsInputSchema = z.object({
    * input) in runs started before, whose histories replay down the old path with no patch.
    */
   forwarding: z.literal(true).optional(),
+  /**
+   * The messages beyond those five that the run forwards to its live attempts the same way (every
+   * start from the release that added them sets both): `forceReview` (`vigil review <run>`) and
+   * `waive` (`vigil waive <run> <item>`). Absent in runs started before, which register no handler
+   * for them and replay unchanged; no patch is asked.
+   */
+  forwardsAlso: z
+    .array(z.enum(['forceReview', 'waive']))
+    .max(8)
+    .optional(),
+  /**
+   * Set when the client started the run with Vigil's search attributes (cli/attempts.ts, as a single
+   * run's start sets them: status, iteration, repository, provider, release): the run then keeps
+   * `VigilStatus` and `VigilIteration` as it goes, so `vigil list --status/--repo` find it. Absent
+   * when the namespace lacks them (an upsert of an unknown attribute would fail every workflow task)
+   * and in runs started before, which upsert nothing and replay unchanged; no patch is asked.
+   */
+  searchAttributes: z.literal(true).optional(),
 });
 export type AttemptsInput = z.input<typeof AttemptsInputSchema>;
 

@@ -41,7 +41,7 @@ export const RunSummarySchema = RunCountsSchema.extend({
 });
 
 /** `vigil report [--since D] [--repo R] --json`: across the runs in the store. */
-/** The model tiers across runs (cli/report-tiers.ts). */
+/** The model tiers across runs (lib/report-tiers.ts). */
 export const TierMetricsSchema = z.object({
   /** Per tier the runs recorded, cheapest first: iterations, failed ones, what they cost. */
   byTier: z.array(
@@ -147,7 +147,7 @@ export const TimelineIterationSchema = z.object({
   decisions: z.array(TimelineEntrySchema),
 });
 
-/** The life of the pull request a run followed (knob followPr), from its journalled events (cli/report-pr.ts). */
+/** The life of the pull request a run followed (knob followPr), from its journalled events (lib/report-pr.ts). */
 export const PullRequestReportSchema = z.object({
   /** Its address, as the run said it began to follow it (null: a branch without one). */
   url: z.string().nullable(),

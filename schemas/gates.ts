@@ -233,6 +233,18 @@ export const ChecklistSchema = z
   .max(MAX_CHECKLIST_ITEMS)
   .refine((items) => new Set(items.map((i) => i.id)).size === items.length, { message: 'checklist ids must be unique' });
 
+/** What a checklist extraction call gave (the agent activity's `checklist`, parse: checklist). */
+export const ChecklistExtractionSchema = shared('schemas/gates:ChecklistExtractionSchema', () =>
+  z.object({
+    ok: z.boolean(),
+    items: z.array(ChecklistItemSchema).max(MAX_CHECKLIST_ITEMS),
+    dropped: z.number().int().min(0),
+    error: z.string().max(500).nullable(),
+    /** API descriptions the PRD names that could not be read as one (activities/api-specs.ts), a line each. */
+    apiProblems: z.array(z.string().max(400)).max(20).default([]),
+  }),
+);
+
 export const ItemStatusSchema = shared('schemas/gates:ItemStatusSchema', () => z.enum(['unverified', 'passing', 'failing']));
 
 export const ChecklistStateSchema = shared('schemas/gates:ChecklistStateSchema', () =>

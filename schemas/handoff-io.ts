@@ -25,7 +25,8 @@ export const WriteHandoffInputSchema = shared('schemas/activities:WriteHandoffIn
     repoPath: z.string(),
     runStartSha: z.string().nullable(),
     iteration: z.number().int().min(0),
-    reason: z.enum(['uncertainty', 'tier_exhausted', 'agent_request', 'dead_letter', 'gate_failing']),
+    /** Why: an escalation's reason, or `session_end` (the run ended: also written as the run folder's HANDOFF.md). */
+    reason: z.enum(['uncertainty', 'tier_exhausted', 'agent_request', 'dead_letter', 'gate_failing', 'session_end']),
     /** One line saying why, for the title and the notification. */
     headline: z.string().max(500),
     /** Why Vigil believes the run is stuck (one line per signal). */
@@ -35,6 +36,8 @@ export const WriteHandoffInputSchema = shared('schemas/activities:WriteHandoffIn
     lastCouncil: z.string().max(2000).nullable(),
     lastTests: z.string().max(1000).nullable(),
     openQuestions: z.array(z.string().max(1000)).max(20),
+    /** What was tried: one line per recent iteration (rules/handoff-lines.ts); absent in older calls. */
+    attempts: z.array(z.string().max(500)).max(20).optional(),
   }),
 );
 export type WriteHandoffInput = z.infer<typeof WriteHandoffInputSchema>;

@@ -5,7 +5,7 @@
  *
  * Sandbox-safe: imported by the workflow bundle.
  */
-import { boolKnob, enumKnob, intKnob } from './knob-kinds.js';
+import { boolKnob, durationKnob, enumKnob, intKnob } from './knob-kinds.js';
 
 export const DELIVERY_KNOBS = {
   deliver: enumKnob(
@@ -28,6 +28,13 @@ export const DELIVERY_KNOBS = {
     365,
     14,
     'A followed pull request with no event for this many days ends the run as delivered.',
+  ),
+  prPollEvery: durationKnob(
+    'VIGIL_PR_POLL_EVERY',
+    86_400,
+    600,
+    'Without a webhook, a followed pull request is polled this often with gh (one gh api call per interval per open pull ' +
+      'request: its checks, reviews, comments, state and mergeability); 0: never (set 0 where vigil hooks receives its webhooks).',
   ),
   prUpdate: enumKnob(
     'VIGIL_PR_UPDATE',

@@ -11,6 +11,8 @@ import { PROVIDERS } from './provider-names.js';
 import { SANDBOX_LIMIT_BOUNDS } from './sandbox.js';
 import { EFFORT_KNOBS } from './knobs-effort.js';
 import { DELIVERY_KNOBS } from './knobs-delivery.js';
+import { LOOP_KNOBS } from './knobs-loop.js';
+import { FORK_KNOBS } from './knobs-fork.js';
 
 import {
   argvKnob,
@@ -74,7 +76,7 @@ export const KNOBS = shared(
         'VIGIL_PROVIDER',
         PROVIDERS,
         'command',
-        'Agent CLI: claude, codex, gemini, aider, opencode (argv, model per tier, cost, rate limits and auth errors ' +
+        'Agent CLI: claude, codex, gemini, aider, opencode, cline (argv, model per tier, cost, rate limits and auth errors ' +
           'understood), or command (agentCommand as is).',
       ),
       agentCommand: argvKnob,
@@ -132,7 +134,7 @@ export const KNOBS = shared(
             (v) =>
               v.trim() === '' || v.split(',').every((p) => (PROVIDERS as readonly string[]).includes(p.trim()) && p.trim() !== 'command'),
             {
-              message: 'must be a comma-separated list of providers (claude, codex, gemini, aider, opencode)',
+              message: 'must be a comma-separated list of providers (claude, codex, gemini, aider, opencode, cline)',
             },
           ),
         default: '',
@@ -141,7 +143,7 @@ export const KNOBS = shared(
           "Providers that may take an iteration, in order, when the run's own is unavailable (breaker open, or rate-limited " +
           'past failoverAfterSeconds) and they are healthy (binary installed, credentials set), e.g. "codex,gemini"; empty: no ' +
           'failover.',
-        allowed: 'a comma-separated list of claude, codex, gemini, aider, opencode, or empty',
+        allowed: 'a comma-separated list of claude, codex, gemini, aider, opencode, cline, or empty',
         fromString: (raw: string) => raw.trim().toLowerCase(),
       } satisfies KnobSpecBase<string>,
       failoverAfterSeconds: intKnob(
@@ -324,6 +326,8 @@ export const KNOBS = shared(
         10,
         'Total done signals (claims and done-phrases) after which a rejected round force-stops the run.',
       ),
+      // What a run does where those valves would force-stop it (schemas/knobs-fork.ts).
+      ...FORK_KNOBS,
       evidenceGate: boolKnob(
         'VIGIL_EVIDENCE_GATE',
         true,
@@ -368,32 +372,8 @@ export const KNOBS = shared(
           "call groups the PRD checklist's items into tasks with dependencies (a refused answer falls back to the checklist); " +
           'checklist: each checklist item is a task of its own.',
       ),
-      uncertaintyEscalation: boolKnob(
-        'VIGIL_UNCERTAINTY_ESCALATION',
-        true,
-        'Escalate to a person when at least 2 of 3 stuck signals (no change, oscillation, council split) co-occur.',
-      ),
-      uncertaintyRounds: intKnob(
-        'VIGIL_UNCERTAINTY_ROUNDS',
-        1,
-        100,
-        2,
-        'Consecutive iterations the signals must co-occur before escalating.',
-      ),
-      uncertaintyNoChangeMin: intKnob(
-        'VIGIL_UNCERTAINTY_NOCHANGE_MIN',
-        0,
-        10_000,
-        0,
-        'No-change streak that counts as a stuck signal; 0 means stagnationLimit - 1 (at least 1).',
-      ),
-      uncertaintySplitRounds: intKnob(
-        'VIGIL_UNCERTAINTY_SPLIT_ROUNDS',
-        1,
-        100,
-        2,
-        'Trailing council rounds rejected with at least one approval that count as a split.',
-      ),
+      // Uncertainty escalation and the loop's small rules (schemas/knobs-loop.ts).
+      ...LOOP_KNOBS,
       notifyWebhookUrl: urlKnob('VIGIL_NOTIFY_WEBHOOK_URL', 'Generic webhook: JSON {event, run, title, message, severity, time, details}.'),
       notifySlackWebhookUrl: urlKnob('VIGIL_NOTIFY_SLACK_WEBHOOK_URL', 'Slack incoming webhook URL.'),
       notifyDiscordWebhookUrl: urlKnob('VIGIL_NOTIFY_DISCORD_WEBHOOK_URL', 'Discord webhook URL.'),

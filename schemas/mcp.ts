@@ -38,7 +38,7 @@ export const McpStartInput = {
         'and writes the PRD as the run starts (`vigil start --goal`)',
     ),
   repo: z.string().optional().describe('the git repository the agent works in (default: the directory `vigil mcp` runs in)'),
-  provider: z.string().optional().describe('the agent CLI: claude, codex, gemini, aider, opencode or command'),
+  provider: z.string().optional().describe('the agent CLI: claude, codex, gemini, aider, opencode, cline or command'),
   agentCommand: z.string().optional().describe('the agent command line (the command provider)'),
   config: z.string().optional().describe('a JSON config file of knobs, inside the repository (default: ./vigil.config.json if present)'),
   set: z.array(z.string()).optional().describe('knobs as key=value, as `vigil start --set`'),
@@ -132,6 +132,27 @@ export const McpMemorySearchOutputSchema = z.object({
 });
 export type McpMemorySearchOutput = z.infer<typeof McpMemorySearchOutputSchema>;
 
+/** The resource `vigil://memory/index`: what there is to know, by topic and kind (the retrieval's index layer, whole). */
+export const McpMemoryIndexSchema = z.object({
+  /** The repository it is for (its items and those across repositories), or null: the whole store. */
+  repo: z.string().nullable(),
+  source: z.enum(['store', 'snapshot']),
+  snapshotAt: z.string().optional(),
+  total: z.number().int(),
+  kinds: z.record(z.string(), z.number().int()),
+  topics: z.array(z.object({ topic: z.string(), count: z.number().int(), kinds: z.record(z.string(), z.number().int()) })),
+});
+export type McpMemoryIndex = z.infer<typeof McpMemoryIndexSchema>;
+
+/** The resource `vigil://runs/{id}/tasks`: the run's task queue (its streams' tasks), or why it has none. */
+export const McpRunTasksSchema = z.object({
+  workflowId: z.string(),
+  source: z.enum(['file', 'checklist', 'planner']).nullable(),
+  note: z.string().nullable(),
+  tasks: z.array(z.record(z.string(), z.unknown())),
+});
+export type McpRunTasks = z.infer<typeof McpRunTasksSchema>;
+
 /** The most evidence lines a claim carries, and the longest of each. */
 export const CLAIM_LIMITS = { summaryChars: 4000, evidenceItems: 50, evidenceChars: 2000 } as const;
 
@@ -189,3 +210,26 @@ export const McpTaskCompleteOutputSchema = z.object({
   note: z.string(),
 });
 export type McpTaskCompleteOutput = z.infer<typeof McpTaskCompleteOutputSchema>;
+
+// ---------------------------------------------------------------------------------------------
+// vigil_code_search (cli/mcp-code-search.ts, lib/code-search.ts).
+
+export const McpCodeSearchInput = {
+  query: z.string().min(1).max(500).describe('the text to find (a fixed string; with `regex`, an extended regular expression)'),
+  path: z.string().optional().describe('a folder or file inside the repository to search, relative to its top (default: all of it)'),
+  repo: z
+    .string()
+    .optional()
+    .describe("the repository (a person's call; an agent's call searches its run's repository, and refuses another)"),
+  regex: z.boolean().optional().describe('the query is an extended regular expression'),
+  caseSensitive: z.boolean().optional().describe('match case (default: ignore it)'),
+  limit: z.number().int().min(1).max(200).optional().describe('at most this many hits (default 50)'),
+};
+export const McpCodeSearchOutputSchema = z.object({
+  repo: z.string(),
+  query: z.string(),
+  hits: z.array(z.object({ path: z.string(), line: z.number().int(), snippet: z.string() })),
+  /** More matched than the limit: narrow the query or the path. */
+  truncated: z.boolean(),
+});
+export type McpCodeSearchOutput = z.infer<typeof McpCodeSearchOutputSchema>;

@@ -18,6 +18,12 @@ export const NOTIFY_EVENTS = [
   'pause_reminder',
   'pause_rerouted',
   'pause_deadline',
+  // The triggers of rules/notify-triggers.ts (runs started with `notifyTriggers`).
+  'gate_failed',
+  'stuck',
+  'sensitive_file',
+  'context_high',
+  'compactions',
 ] as const;
 export const NotifyEventSchema = shared('schemas/notify:NotifyEventSchema', () => z.enum(NOTIFY_EVENTS));
 export type NotifyEvent = z.infer<typeof NotifyEventSchema>;

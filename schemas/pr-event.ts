@@ -95,6 +95,8 @@ export const PullRequestStateSchema = shared('schemas/pr-event:PullRequestStateS
       .array(z.object({ at: z.string(), to: z.string().max(200), posted: z.boolean(), note: z.string().max(500) }))
       .max(20)
       .optional(),
+    /** The poller's latest look at the pull request (knob prPollEvery): when, what gh said, how many new events it found. */
+    polled: z.object({ at: z.string(), note: z.string().max(300), fresh: z.number().int().min(0) }).optional(),
     /** The latest updates of the branch to its moved base (rebased, merged, up to date, in conflict), newest last. */
     updates: z.array(PrBranchUpdateRecordSchema).max(20).optional(),
   }),

@@ -25,7 +25,7 @@ export const BREAKER_WORKFLOW_TYPE = 'vigilProviderBreaker';
 export const BREAKER_WORKFLOW_ID_PREFIX = 'vigil-provider-';
 
 /** Provider names Vigil ships presets for (the CLI probes these ids when visibility lags). */
-export const KNOWN_PROVIDERS = ['claude', 'codex', 'gemini', 'aider', 'opencode', 'command'] as const;
+export const KNOWN_PROVIDERS = ['claude', 'codex', 'gemini', 'aider', 'opencode', 'cline', 'command'] as const;
 
 /** Bounds of what the entity carries across continue-as-new. */
 export const BREAKER_LIMITS = {

@@ -27,6 +27,7 @@ import {
 } from './gates.js';
 import { CONVENE_TRIGGERS } from './rounds.js';
 import { TaskListSchema, TaskQueueSchema } from './tasks.js';
+import { ForkOfSchema, ForkStateSchema } from './fork.js';
 import { SandboxDenialSchema, SandboxStateSchema } from './sandbox.js';
 import { AcceptanceStateSchema } from './acceptance.js';
 import { DiscoveryStateSchema } from './prepare-run.js';
@@ -429,10 +430,8 @@ export const CheckpointsStateSchema = shared('schemas/run:CheckpointsStateSchema
 );
 export type CheckpointsState = z.infer<typeof CheckpointsStateSchema>;
 
-/**
- * What refused (or approved) a completion check: the evidence gate, a tool gate, the code review, the checklist, the
- * council, or an agent's answer in the wrong format.
- */
+/** What refused (or approved) a completion check: the evidence gate, a tool gate, the code review, the checklist, the
+ * council, or an agent's answer in the wrong format. */
 export const CHECK_CAUSES = ['evidence', 'quality_gates', 'code_review', 'checklist', 'council', 'contract', 'acceptance'] as const;
 export const CheckCauseSchema = shared('schemas/run:CheckCauseSchema', () => z.enum(CHECK_CAUSES));
 export type CheckCause = z.infer<typeof CheckCauseSchema>;
@@ -490,12 +489,11 @@ export type ContractState = z.infer<typeof ContractStateSchema>;
 /** Everything the run must remember; carried whole across continue-as-new. */
 export const RunStateSchema = shared('schemas/run:RunStateSchema', () =>
   z.object({
-    /** Iterations started so far (the counter is incremented before an iteration runs). */
-    iteration: z.number().int().min(0),
-    /** Consecutive failed iterations; any successful iteration resets it. */
-    consecutiveFailures: z.number().int().min(0),
-    /** Epoch ms of the run start (workflow time), the wall-clock cap reference. */
-    startedAtMs: z.number().int(),
+    iteration: z.number().int().min(0), // iterations started so far (incremented before an iteration runs)
+    /** The one-time grace at the iteration cap (rules/grace.ts): granted at this iteration; absent: not (yet). */
+    iterationGrace: z.object({ at: z.number().int().min(0) }).optional(),
+    consecutiveFailures: z.number().int().min(0), // failed iterations in a row; a good one resets it
+    startedAtMs: z.number().int(), // epoch ms of the run start (workflow time), the wall-clock cap reference
     /** HEAD when the run started; null when the repository had no commits. Captured once per run. */
     runStart: z.object({ sha: z.string().nullable(), treeHash: z.string(), capturedAt: z.string() }).nullable(),
     convergence: ConvergenceStateSchema,
@@ -516,8 +514,7 @@ export const RunStateSchema = shared('schemas/run:RunStateSchema', () =>
     recentIterations: z.array(IterationRecordSchema).max(LIMITS.recentIterations),
     invalidMessages: z.array(InvalidMessageSchema).max(LIMITS.invalidMessages),
     invalidMessageCount: z.number().int().min(0),
-    /** How many times this run continued as new. */
-    generations: z.number().int().min(0),
+    generations: z.number().int().min(0), // how many times this run continued as new
     council: CouncilStateSchema.default({ rounds: 0, verdicts: [], forceReview: null, heldClaim: null }),
     /** The latest test-command run, with the tree it ran on (re-run only when the tree changes). */
     lastTests: TestRunRecordSchema.nullable().default(null),
@@ -597,6 +594,7 @@ export const RunStateSchema = shared('schemas/run:RunStateSchema', () =>
     sandbox: SandboxStateSchema.default({ last: null, denied: [], deniedTotal: 0, unsandboxedCalls: 0 }),
     /** The task queue of a run split into parallel streams (patch vigil-streams-v1); null: no streams. */
     tasks: TaskQueueSchema.nullable().default(null),
+    fork: ForkStateSchema.optional(), // onStuck=fork: the run's fork (schemas/fork.ts); absent until it forks, and in older runs
   }),
 );
 export type RunState = z.infer<typeof RunStateSchema>;
@@ -616,30 +614,27 @@ export const RunInputSchema = shared('schemas/run:RunInputSchema', () =>
     authorization: RunAuthorizationSchema.optional(),
     /** A checklist a person supplied (`--checklist FILE`) instead of the one extracted from the PRD. */
     checklist: ChecklistSchema.optional(),
-    /**
-     * False when the run started in a namespace without Vigil's search attributes: the workflow sets
-     * none (an upsert of an unknown attribute fails the workflow task). Absent, as in every run
-     * started before it existed: the attributes are there.
-     */
+    /** False when the run started in a namespace without Vigil's search attributes: the workflow sets none (an upsert of an */
+    /** unknown attribute fails the workflow task). Absent, as in every run started before it existed: the attributes are there. */
     searchAttributes: z.boolean().optional(),
-    /**
-     * The machine holding the repository (`vigil start --host`, normalised): the run's
-     * repository-bound activities go to its task queue. Absent, as in every run started before
-     * hosts: everything runs on the workflow's own task queue.
-     */
+    /** The machine holding the repository (`vigil start --host`, normalised): the run's repository-bound activities go to its */
+    /** task queue. Absent, as in every run started before hosts: everything runs on the workflow's own task queue. */
     host: HostNameSchema.optional(),
     /** Tasks a person gave (`vigil start --tasks FILE`): with parallelStreams above 1, each runs as a stream of its own. */
     tasks: TaskListSchema.optional(),
     /** A run from a goal (`vigil start --goal`): its PRD is written at `prdPath` first. Absent in older runs (no patch). */
     goal: z.string().min(1).max(4000).optional(),
+    /** 1: the loop's small rules of 0.6.0 apply (the grace at the cap, rules/grace.ts); absent in runs started before (no patch). */
+    loopRules: z.literal(1).optional(),
+    /** The notification triggers (rules/notify-triggers.ts) and the session-end handoff: set for new runs, absent in older ones (no patch). */
+    notifyTriggers: z.boolean().optional(),
     /** Present in a stream's run (a child of a run split into tasks): the run that started it, its task, and what its first prompt says of it. */
     stream: z.object({ parentId: z.string().max(300), task: z.string().max(40), directive: z.string().max(4000) }).optional(),
+    forkOf: ForkOfSchema.optional(), // a fork's own run (onStuck=fork): the run it forks; absent in every other run (no patch)
     /** Present only when continuing as new (runs from before the packed carry). */
     state: RunStateSchema.optional(),
-    /**
-     * Present only when continuing as new: the run state packed (workflows/carried-state.ts), its
-     * repeated strings and records written once. Validated as RunState once unpacked.
-     */
+    /** Present only when continuing as new: the run state packed (workflows/carried-state.ts), its repeated strings and */
+    /** records written once. Validated as RunState once unpacked. */
     packedState: z
       .object({
         format: z.literal(1),

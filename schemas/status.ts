@@ -6,6 +6,7 @@
 import { ComplexityRecordSchema } from './effort.js';
 import { PullRequestStateSchema } from './pr-event.js';
 import { z } from 'zod';
+import { ForkStateSchema } from './fork.js';
 import { AcceptanceStateSchema } from './acceptance.js';
 import { shared } from './shared.js';
 import { DeadLetterEntrySchema } from './dead-letter.js';
@@ -72,6 +73,7 @@ export const StatusSnapshotSchema = shared('schemas/status:StatusSnapshotSchema'
       taken: true,
       updates: true,
       replies: true,
+      polled: true,
     })
       .extend({
         queued: z.number().int(),
@@ -246,6 +248,8 @@ export const StatusSnapshotSchema = shared('schemas/status:StatusSnapshotSchema'
     contract: ContractStateSchema.optional(),
     /** The run's sandbox knob, how its latest call was isolated and the escape attempts refused so far (docs/security.md). */
     sandbox: SandboxStateSchema.extend({ mode: SandboxModeSchema }).optional(),
+    /** onStuck=fork: where the run got stuck, the checkpoint its forks started from, each fork and the winner; absent until it forks. */
+    fork: ForkStateSchema.optional(),
   }),
 );
 export type StatusSnapshot = z.infer<typeof StatusSnapshotSchema>;

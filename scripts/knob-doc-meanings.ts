@@ -17,6 +17,18 @@ export interface KnobDoc {
 
 export const KNOB_DOCS: Readonly<Record<KnobName, KnobDoc>> = {
   maxIterations: { meaning: 'Iteration cap; the run ends with `max_iterations_reached` (exit 20).' },
+  iterationGrace: {
+    meaning:
+      'At the iteration cap, a completion claim the run has not judged yet (the council could not convene on it, or its ' +
+      'iteration failed), with no quality gate failing, gets one more iteration to be judged in; once per run ' +
+      '([how a run works](how-a-run-works.md#the-loops-small-rules)).',
+  },
+  selfHeal: {
+    meaning:
+      "A failed iteration leaves `LAST_ERROR.json` (its error class and one line) in the run's folder; the next iteration's " +
+      'prompt starts with what failed and what to do about it, and the record moves to `failure-history.jsonl` ' +
+      '([how a run works](how-a-run-works.md#the-loops-small-rules)). Off: the file is still written, the prompt says nothing of it.',
+  },
   maxDurationSeconds: { meaning: 'Wall-clock cap measured on workflow time from the run start; 0 turns it off.' },
   maxRetries: { meaning: 'Consecutive failed iterations before the run ends as `failed` (exit 1).' },
   baseWaitSeconds: {
@@ -28,7 +40,7 @@ export const KNOB_DOCS: Readonly<Record<KnobName, KnobDoc>> = {
     meaning:
       'Agent CLI (see [Providers](agents-and-providers.md#providers)): argv, model per tier, cost, rate limits and auth errors ' +
       'understood; `command` runs `agentCommand` as is.',
-    allowed: '`command`, `claude`, `codex`, `gemini`, `aider`, `opencode`',
+    allowed: '`command`, `claude`, `codex`, `gemini`, `aider`, `opencode`, `cline`',
   },
   agentCommand: {
     meaning: "`command`: the agent's argv (no shell). Other providers: replaces the CLI's binary and leading words (e.g. `npx claude`).",
@@ -168,6 +180,25 @@ export const KNOB_DOCS: Readonly<Record<KnobName, KnobDoc>> = {
     meaning: 'Iterations without change that trip the circuit breaker; twice this after a rejected round force-stops the run.',
   },
   doneSignalLimit: { meaning: 'Total done signals (claims and done-phrases) after which a rejected round force-stops the run.' },
+  onStuck: {
+    meaning:
+      'Where the stagnation or done-signal valve would force-stop the run: `stop` ends it `force_stopped`; `fork` starts ' +
+      '`forkAttempts` attempts from its last good checkpoint (the latest whose tests passed, else the latest whose tests did ' +
+      'not fail, else the run start), each a run of its own in a worktree under the full completion check and the valves, each with its `forkWith` ' +
+      'entry; the first approved one becomes the run (its tree delivered as usual), and with none approved the run ends ' +
+      '`force_stopped` as with `stop` ([attempts from a stuck point](attempts.md#attempts-from-a-stuck-point)).',
+    allowed: '`stop`, `fork`',
+  },
+  forkAttempts: {
+    meaning: 'How many attempts `onStuck=fork` starts from the stuck point, side by side, each with a share of what is left of the budget.',
+  },
+  forkWith: {
+    meaning:
+      'What each fork runs with, cycled over the forks (fork n takes the ((n-1) mod length)-th entry): an entry is one or ' +
+      'more of `agent:<provider>`, `model:<name>`, `tier:<tier>` (`planning`, `development`, `fast`) joined by `+`, what it leaves out ' +
+      "being the run's (`model:opus,agent:codex+tier:planning`). Empty: every fork with the run's own agent, model and tier.",
+    allowed: 'a comma-separated list of such entries, or empty',
+  },
   evidenceGate: { meaning: 'Completion requires evidence (diff, green tests, no secret in changed files).', allowed: '`true`, `false`' },
   evidenceSecretScan: { meaning: "Scan the changed files' content for credentials.", allowed: '`true`, `false`' },
   evidenceNoTestsAffirmative: { meaning: 'Count "no test command" as verified instead of inconclusive.', allowed: '`true`, `false`' },
@@ -197,6 +228,14 @@ export const KNOB_DOCS: Readonly<Record<KnobName, KnobDoc>> = {
   followPrDays: {
     meaning:
       'A followed pull request with no event for this many days ends the run with its done outcome (the notes say it was delivered and nothing came).',
+  },
+  prPollEvery: {
+    meaning:
+      "Without a webhook (`vigil hooks`), a followed pull request is polled this often with `gh api graphql` on the run's " +
+      'host: its checks, reviews, comments, state and mergeability, as the same events a webhook sends, each taken once. ' +
+      'It costs one gh call per interval per open pull request (at the default, 6 an hour; GitHub allows 5,000). `0` turns ' +
+      "it off: set it where `vigil hooks` receives the repository's webhooks, or an event can be taken once from each. " +
+      'See [Following the pull request](how-a-run-works.md#following-the-pull-request).',
   },
   deliverToCurrent: {
     meaning:
@@ -327,7 +366,10 @@ export const KNOB_DOCS: Readonly<Record<KnobName, KnobDoc>> = {
     meaning: '`changed`: after every successful iteration that changed the tree; `claim`: only when completion is about to be judged.',
     allowed: '`changed`, `claim`',
   },
-  gateTimeoutSeconds: { meaning: 'Hard cap on one gate; its tools are killed and the gate is inconclusive.' },
+  gateTimeoutSeconds: {
+    meaning:
+      'Hard cap on one gate; its tools are killed. A build, app check, e2e journey or benchmark that does not finish fails; any other gate is inconclusive.',
+  },
   gateStaticAnalysis: {
     meaning:
       'Blocking: eslint (where configured), `tsc --noEmit` (errors in changed files), ruff or a Python compile, `bash -n` and ' +

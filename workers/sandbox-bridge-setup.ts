@@ -1,5 +1,5 @@
 /**
- * `vigil setup`'s build of the sandbox's network bridge (activities/sandbox-bridge-choice.ts,
+ * `vigil setup`'s build of the sandbox's network bridge (lib/sandbox-bridge-choice.ts,
  * docs/security.md, The network): the Go sources the package carries (`native/sandbox-bridge/`,
  * Go's standard library only) built with the Go on PATH, as scripts/build-sandbox-bridge.sh does
  * in a source checkout — static (CGO_ENABLED=0), never a downloaded toolchain (GOTOOLCHAIN=local),
@@ -14,7 +14,7 @@ import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { BRIDGE_PROTOCOL, goBridgePath } from '../activities/sandbox-bridge-choice.js';
+import { BRIDGE_PROTOCOL, goBridgePath } from '../lib/sandbox-bridge-choice.js';
 import { packageRoot } from '../lib/paths.js';
 
 /** The environment of the build: the user's, with what makes it offline, static and reproducible. */

@@ -17,7 +17,7 @@ import {
 import type { PayloadCodec } from '@temporalio/common';
 import * as activities from '../activities/index.js';
 import { catchUpJournals } from '../lib/event-journal.js';
-import { configureGitHelper } from '../activities/git-helper.js';
+import { configureGitHelper } from '../lib/git-helper.js';
 import { HEARTBEAT_SEND_MS, setHeartbeatSendMs } from '../activities/heartbeat.js';
 import { cancelRunningCalls } from '../lib/running-calls.js';
 import type { RunningCallSinks } from '../workflows/running-call.js';

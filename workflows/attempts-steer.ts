@@ -8,7 +8,13 @@
  *
  * Installed only for runs whose input says `forwarding` (every start from the release that added
  * it): a message sent to an older run found no handler (an update was refused, a signal buffered
- * unread), so its history replays unchanged; no patch is asked.
+ * unread), so its history replays unchanged; no patch is asked. `forceReview` and `waive` are
+ * forwarded the same way, each only where the input's `forwardsAlso` names it (starts from the
+ * release after): a run started with `forwarding` alone may hold such a signal, buffered unread,
+ * which a handler would now turn into signals to its attempts, so they are keyed on a field of
+ * their own. A forced review asks every live attempt's council to convene at its next boundary; a
+ * waiver reaches every live attempt, and one that has no such item lists it among its invalid
+ * messages (`vigil status <attempt>`), as a waiver signalled to any run does.
  *
  * Workflow code: deterministic, no I/O.
  */
@@ -21,6 +27,8 @@ import { liveAttemptBudget } from '../rules/attempts.js';
 import {
   budgetSignal,
   budgetUpdate,
+  forceReviewSignal,
+  forceReviewUpdate,
   inputSignal,
   inputUpdate,
   pauseSignal,
@@ -29,11 +37,15 @@ import {
   resumeUpdate,
   stopSignal,
   stopUpdate,
+  waiveSignal,
+  waiveUpdate,
   type MessageAck,
 } from './messages.js';
 import type { vigilRun } from './run-workflow.js';
 
-type Forwarded = 'pause' | 'resume' | 'stop' | 'input' | 'budget';
+/** Forwarded only where the run's input names them (`forwardsAlso`). */
+export type ForwardedAlso = 'forceReview' | 'waive';
+type Forwarded = 'pause' | 'resume' | 'stop' | 'input' | 'budget' | ForwardedAlso;
 
 /** What the run was told, read by the run's own steps (a stop ends it without a winner). */
 export interface Steering {
@@ -45,10 +57,18 @@ export interface SteeringContext {
   status: AttemptsStatus;
   /** The attempts' handles once started, 1..K in order. */
   children: ChildWorkflowHandle<typeof vigilRun>[];
+  /** The input's `forwardsAlso` (absent: none of them). */
+  also?: readonly ForwardedAlso[];
+  /** The run's knob: a forced review is refused where the council is off, as a single run refuses it. */
+  councilEnabled: boolean;
+  /** Told after a pause, resume or stop changed what the run says of itself (its search attributes). */
+  onChange?: () => void;
 }
 
 const ORDER: readonly Forwarded[] = ['pause', 'resume', 'stop', 'input', 'budget'];
 const UPDATES: Record<Forwarded, UpdateDefinition<MessageAck, [never]>> = {
+  forceReview: forceReviewUpdate as UpdateDefinition<MessageAck, [never]>,
+  waive: waiveUpdate as UpdateDefinition<MessageAck, [never]>,
   pause: pauseUpdate as UpdateDefinition<MessageAck, [never]>,
   resume: resumeUpdate as UpdateDefinition<MessageAck, [never]>,
   stop: stopUpdate as UpdateDefinition<MessageAck, [never]>,
@@ -61,6 +81,8 @@ const SIGNALS: Record<Forwarded, SignalDefinition<[unknown?]>> = {
   stop: stopSignal,
   input: inputSignal,
   budget: budgetSignal,
+  forceReview: forceReviewSignal,
+  waive: waiveSignal,
 };
 
 const list = (rows: readonly AttemptRow[]): string => rows.map((r) => r.n).join(', ');
@@ -90,6 +112,7 @@ export function installSteering(ctx: SteeringContext): Steering {
   const publish = (): void => {
     status.paused = steering.pause;
     status.stopping = steering.stop;
+    ctx.onChange?.();
   };
 
   /** The message to every live attempt, as a signal; one that ended meanwhile is skipped. */
@@ -167,6 +190,21 @@ export function installSteering(ctx: SteeringContext): Steering {
           (ended.length ? ` (the ended ones spent $${spent.toFixed(2)})` : ''),
       );
     },
+    forceReview: async (p, by) => {
+      const rows = await tell('forceReview', () => ({ ...p, by }));
+      if (!rows.length) return ack(false, 'no attempt is running: no council to convene');
+      return ack(true, `council review requested of attempt(s) ${list(rows)}: each convenes at its next iteration boundary`);
+    },
+    waive: async (p, by) => {
+      const rows = await tell('waive', () => ({ ...p, by }));
+      const item = String(p.item);
+      if (!rows.length) return ack(false, `no attempt is running: the waiver of ${item} reached none`);
+      return ack(
+        true,
+        `waiver of ${item} sent to attempt(s) ${list(rows)}; an attempt without that item lists it among its invalid ` +
+          'messages (vigil status <attempt>)',
+      );
+    },
   };
 
   const refusal = (name: Forwarded): string | null => {
@@ -175,10 +213,14 @@ export function installSteering(ctx: SteeringContext): Steering {
     if (steering.stop && name !== 'stop') return `${name}: the run is stopping`;
     if (name === 'input' && status.phase !== 'starting' && !live().length)
       return `input: no attempt of the run is running (${status.phase}); a directive would reach none`;
+    if ((name === 'waive' || name === 'forceReview') && status.phase !== 'starting' && !live().length)
+      return `${name}: no attempt of the run is running (${status.phase}); it would reach none`;
+    if (name === 'forceReview' && !ctx.councilEnabled)
+      return 'forceReview: the completion council is disabled for this run (knob councilEnabled)';
     return null;
   };
 
-  for (const name of ORDER) {
+  for (const name of [...ORDER, ...(ctx.also ?? [])]) {
     const parse = (raw: unknown): Record<string, unknown> => {
       const r = parseMessage(name as MessageName, raw);
       if (!r.ok) throw new Error(r.error);

@@ -16,7 +16,9 @@
  * its live attempts (workflows/attempts-steer.ts); ends `stopped` on a stop, delivering nothing;
  * removes the attempts' worktrees when it is stopped or cancelled (also while it waits for a pick),
  * keeping their branches with `keepAttempts`; and with deliver=pr pushes the run's branch and opens
- * its pull request as a single run would.
+ * its pull request as a single run would. One whose input names them in `forwardsAlso` forwards
+ * forceReview and waive too; one whose input says `searchAttributes` keeps its search attributes
+ * (workflows/attempts-search.ts). Both fields are absent in older runs, which replay unchanged.
  *
  * Workflow code: deterministic, no I/O.
  */
@@ -51,6 +53,7 @@ import {
 import { decideComparison, pickRefusal, type ComparisonDecision } from '../rules/comparison.js';
 import { pullRequestTitle } from '../rules/delivery.js';
 import { attemptsQuery, pickUpdate } from './attempts-messages.js';
+import { searchPublisher } from './attempts-search.js';
 import { installSteering, type Steering } from './attempts-steer.js';
 import { attemptsComparisonEra } from './run/eras.js';
 import type { vigilRun } from './run-workflow.js';
@@ -116,12 +119,24 @@ export async function vigilAttempts(rawInput: AttemptsInput): Promise<Outcome> {
     },
   );
   const children: ChildWorkflowHandle<typeof vigilRun>[] = [];
-  // Keyed on the input's `forwarding` (absent in runs started before): no handler, no new command, for those.
-  const steering: Steering | null = input.forwarding ? installSteering({ status, children }) : null;
+  // Keyed on the input's `searchAttributes` (absent in runs started before): those upsert nothing (workflows/attempts-search.ts).
+  const publishSearch = searchPublisher(input.searchAttributes === true, status);
+  // Keyed on the input's `forwarding` (absent in runs started before): no handler, no new command, for those;
+  // forceReview and waive on its `forwardsAlso` (absent in runs started before it), the same way.
+  const steering: Steering | null = input.forwarding
+    ? installSteering({
+        status,
+        children,
+        councilEnabled: run.knobs.councilEnabled,
+        onChange: () => publishSearch(),
+        ...(input.forwardsAlso ? { also: input.forwardsAlso } : {}),
+      })
+    : null;
   const nowIso = (): string => new Date(Date.now()).toISOString();
   const ended = (o: Outcome): Outcome => {
     status.phase = 'ended';
     status.outcome = { status: o.status, reason: o.reason, exitCode: o.exitCode };
+    publishSearch(o.iteration);
     return o;
   };
   const spent = (): number => status.attempts.reduce((s, a) => s + (a.spendUsd ?? 0), 0);
@@ -187,6 +202,7 @@ export async function vigilAttempts(rawInput: AttemptsInput): Promise<Outcome> {
     );
   }
   status.phase = 'running';
+  publishSearch();
 
   // Every attempt to its end (a failed or cancelled child is an attempt that was not approved).
   const row = (n: number): AttemptRow => status.attempts[n - 1] as AttemptRow;
@@ -220,7 +236,7 @@ export async function vigilAttempts(rawInput: AttemptsInput): Promise<Outcome> {
 
   let decision: { winner: AttemptFacts | null; facts: AttemptFacts[]; spend: number } | 'stopped';
   try {
-    decision = await decide(input, status, made.base, () => personPick, steering);
+    decision = await decide(input, status, made.base, () => personPick, steering, publishSearch);
   } catch (err) {
     if (!steering || !isCancellation(err)) throw err;
     return endUndelivered(
@@ -234,6 +250,7 @@ export async function vigilAttempts(rawInput: AttemptsInput): Promise<Outcome> {
   status.winner = winner?.n ?? null;
 
   status.phase = 'delivering';
+  publishSearch();
   const settled = await acts.settleAttempts({
     repoPath: run.repoPath,
     runId,
@@ -284,6 +301,7 @@ async function decide(
   base: string,
   personPick: () => { n: number; by: string } | null,
   steering: Steering | null,
+  publishSearch: () => void,
 ): Promise<{ winner: AttemptFacts | null; facts: AttemptFacts[]; spend: number } | 'stopped'> {
   const { run } = input;
   const { runId } = status;
@@ -319,6 +337,7 @@ async function decide(
       // The council split in a supervised run: a person picks (`vigil pick`), however long it takes; no timer, no polling.
       status.comparison.pickFrom = facts.filter(attemptApproved).map((f) => f.n);
       status.phase = 'waiting_for_pick';
+      publishSearch();
       status.why =
         `${decided.why.replace(/; the pick rule broke the tie.*$/, '')}; waiting for a person's pick: vigil pick ` +
         `${runId} <${status.comparison.pickFrom.join('|')}>`;

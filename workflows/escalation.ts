@@ -117,7 +117,8 @@ export function recordNotification(
 }
 
 export interface EscalationInput {
-  handoff: WriteHandoffInput;
+  /** An escalation's handoff (never the session end's). */
+  handoff: WriteHandoffInput & { reason: EscalationRecord['reason'] };
   knobs: Knobs;
   at: string;
   /** The record keeps these proxies (uncertainty escalations). */

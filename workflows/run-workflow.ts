@@ -120,7 +120,7 @@ export async function vigilRun(rawInput: RunInput): Promise<Outcome> {
   // the admission is recorded for it, and every call must belong to it (activities/run-authorization.ts).
   if (input.authorization) input.authorization = { ...input.authorization, firstExecutionRunId: info.firstExecutionRunId };
   // Decided once per execution, before the first command (continue-as-new starts a fresh one).
-  const eras = decideEras(input);
+  const eras = decideEras(input, rawInput);
   // ---- activity proxies, one per kind so a hung tool never shares a timeout with the agent ----
   const run = new Run(input, state, info, eras, makeProxies(input.knobs, eras), temporalPort());
   // ---- message handling: one implementation per message, reached by update and by signal ----

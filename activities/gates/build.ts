@@ -34,7 +34,8 @@ import path from 'node:path';
 import type { FindingInput, GateResultInput } from '../../schemas/gates.js';
 import { buildOff } from '../../rules/gates.js';
 import { describeWriteError, isStorageError, writePrivateFile } from '../../lib/safe-files.js';
-import { findBinary, runTool, type ToolRun, type ToolSandbox } from './tools.js';
+import { runTool, type ToolRun, type ToolSandbox } from '../../lib/gates/tools.js';
+import { findBinary } from '../../lib/find-binary.js';
 
 export type BuildEcosystem = 'command' | 'npm' | 'typescript' | 'go' | 'rust' | 'python';
 

@@ -15,10 +15,8 @@ import { readdirSync } from 'node:fs';
 import type { FindingInput, GateResultInput, Severity } from '../../schemas/gates.js';
 import { asLegacy, legacyNote, scopeFindings, type ChangeScope } from './change-scope.js';
 import { finding, gateResult, isTestFile, linesOf, MAX_FILE_BYTES, readRepoText, scopeFiles } from './test-integrity.js';
+import { README_NAMES, readmeCandidates } from '../../rules/readme.js';
 import { PRIVATE_CLASSIFIER, publishability, type Manifests, type Publishability } from '../../lib/gates/publishable.js';
-
-/** README names accepted in the repository root (any letter case). */
-export const README_NAMES = ['README.md', 'README', 'README.rst', 'README.txt'] as const;
 
 type DocLang = 'js' | 'py';
 
@@ -234,8 +232,7 @@ function readmeWithText(repoPath: string): string | null {
   } catch {
     return null;
   }
-  const wanted = new Set<string>(README_NAMES.map((n) => n.toLowerCase()));
-  for (const name of names.filter((n) => wanted.has(n.toLowerCase())).sort()) {
+  for (const name of readmeCandidates(names)) {
     const r = readRepoText(repoPath, name, 64 * 1024);
     if (r.kind === 'text' && r.text.trim() !== '') return name;
   }

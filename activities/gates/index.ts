@@ -161,6 +161,21 @@ type GateInput = ReturnType<typeof RunGateInputSchema.parse>;
 /** A gate's full report: its result with every finding and the files it looked at. */
 type GateReport = Omit<GateResult, 'findings'> & { files: string[]; findings: GateResultInput['findings'] };
 
+/**
+ * A gate that did not finish within its time. A person's command run on the change — the build,
+ * the app check, the e2e journey, the benchmark — that does not finish in time does not pass: it
+ * fails, as each of those checks says of its own command (a journey an agent made hang must not
+ * leave the gate undecided, which never blocks completion). Any other gate, or one cancelled, could
+ * not decide.
+ */
+function notFinished(input: { gate: ToolGate; timeoutSeconds: number }, signal: AbortSignal): GateResultInput {
+  const reason = `the ${input.gate.replace(/_/g, ' ')} gate did not finish within ${input.timeoutSeconds}s`;
+  const timeout = (signal.reason as { name?: unknown } | undefined)?.name === 'TimeoutError';
+  if (timeout && FULL_PASS_ONLY.has(input.gate))
+    return { gate: input.gate, verdict: 'fail', reason: `${reason} (gateTimeoutSeconds): a check that does not finish does not pass` };
+  return { gate: input.gate, verdict: 'inconclusive', reason };
+}
+
 /** One gate on `tree` (its changed files given): the capped result, and its full report (written to its own file unless `ownReport` is false). */
 async function gateOnTree(
   input: GateInput,
@@ -173,12 +188,7 @@ async function gateOnTree(
 ): Promise<{ result: GateResult; report: GateReport }> {
   const started = Date.now();
   const timedOut = new Promise<GateResultInput>((resolve) => {
-    const done = (): void =>
-      resolve({
-        gate: input.gate,
-        verdict: 'inconclusive',
-        reason: `the ${input.gate.replace(/_/g, ' ')} gate did not finish within ${input.timeoutSeconds}s`,
-      });
+    const done = (): void => resolve(notFinished(input, signal));
     if (signal.aborted) done();
     else signal.addEventListener('abort', done);
   });
@@ -222,9 +232,7 @@ export async function runGate(raw: RunGateInput): Promise<GateResult> {
   const input = RunGateInputSchema.parse(raw);
   const ctx = Context.current();
   const stopBeats = beatWhileRunning(() => ctx.heartbeat(), ctx);
-  const timeout = new AbortController();
-  const timer = setTimeout(() => timeout.abort(), input.timeoutSeconds * 1000);
-  const signal = AbortSignal.any([timeout.signal, ctx.cancellationSignal]);
+  const signal = AbortSignal.any([AbortSignal.timeout(input.timeoutSeconds * 1000), ctx.cancellationSignal]);
   try {
     const tree = await workingTreeHash(input.repoPath);
     const start = LINE_SCOPED.has(input.gate) ? input.runStartTree : null;
@@ -233,7 +241,6 @@ export async function runGate(raw: RunGateInput): Promise<GateResult> {
       .result;
   } finally {
     stopBeats();
-    clearTimeout(timer);
   }
 }
 

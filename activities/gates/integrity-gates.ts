@@ -11,9 +11,9 @@ import { createHash } from 'node:crypto';
 import type { FindingInput, GateResultInput } from '../../schemas/gates.js';
 import { failingInputs, gamingFindings, type GamingKind } from '../../rules/gaming.js';
 import { integrityFindings, isTestPath, type FileDelta, type IntegrityKind } from '../../rules/integrity.js';
-import { git, objectExists } from '../git.js';
+import { git, objectExists, readAtTree } from '../git.js';
 import { readBaseline } from '../tests.js';
-import { finding, gateResult, mutationProblems, readAtTree, readRepoText, scopeFiles } from './test-integrity.js';
+import { finding, gateResult, mutationProblems, readRepoText, scopeFiles } from './test-integrity.js';
 import { testProvenance, type ProvenanceOptions } from './test-provenance.js';
 
 const TREEISH = /^[A-Za-z0-9][A-Za-z0-9._/^~{}@-]{0,199}$/;

@@ -28,7 +28,8 @@ import { ensurePrivateRunDir } from '../artifacts.js';
 import { describeWriteError, ensurePrivateDir, isStorageError, writePrivateFile } from '../../lib/safe-files.js';
 import { exportTree, linkDependencies, ownScratch } from '../scratch-tree.js';
 import { logTail, readableLog, SCRATCH_SCRIPT } from './build.js';
-import { findBinary, runTool, type ToolRun, type ToolSandbox } from './tools.js';
+import { runTool, type ToolRun, type ToolSandbox } from '../../lib/gates/tools.js';
+import { findBinary } from '../../lib/find-binary.js';
 
 export type ProductGate = Extract<GateName, 'app_check' | 'e2e' | 'perf'>;
 

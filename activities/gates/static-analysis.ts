@@ -12,12 +12,14 @@
  * The reason is one line that depends only on the tree and the tools (no durations, no temporary
  * paths), because the stuck-gate rule compares reasons between iterations.
  */
-import { closeSync, existsSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { legacyNote, scopeFindings, type ChangeScope } from './change-scope.js';
 import { MAX_FINDINGS, severityRank, type FindingInput, type GateResultInput, type Severity } from '../../schemas/gates.js';
-import { findBinary, runTool, type ToolRun, type ToolSandbox } from './tools.js';
+import { runTool, type ToolRun, type ToolSandbox } from '../../lib/gates/tools.js';
+import { findBinary } from '../../lib/find-binary.js';
+import { repoRelative, asArg, batches, nearestWith, groupBy, classify, normalizeFiles } from '../../lib/gates/changed-files.js';
 
 export interface StaticAnalysisOptions {
   repoPath: string;
@@ -41,7 +43,6 @@ export interface StaticAnalysisOptions {
   scope?: ChangeScope | undefined;
 }
 
-const JS_EXT = new Set(['.js', '.jsx', '.mjs', '.cjs', '.ts', '.tsx', '.mts', '.cts']);
 const TS_EXT = new Set(['.ts', '.tsx', '.mts', '.cts']);
 const ESLINT_CONFIGS = [
   'eslint.config.js',
@@ -53,7 +54,6 @@ const ESLINT_CONFIGS = [
 ];
 const ESLINTRC = ['.eslintrc', '.eslintrc.js', '.eslintrc.cjs', '.eslintrc.yaml', '.eslintrc.yml', '.eslintrc.json'];
 /** Files per tool invocation: keeps argv far below the kernel's limit on large change sets. */
-const BATCH = 200;
 const MESSAGE_MAX = 300;
 const REASON_MAX = 400;
 
@@ -166,69 +166,6 @@ function firstLine(text: string, repoPath: string): string {
     if (line) return clip(line.split(`${repoPath}${path.sep}`).join(''), 200);
   }
   return '';
-}
-
-/** `p` (relative to `base`, or absolute) as a repository-relative POSIX path; null when outside the repository. */
-function repoRelative(repoPath: string, base: string, p: string): string | null {
-  const rel = path.relative(repoPath, path.resolve(base, p));
-  if (!rel || rel.startsWith('..') || path.isAbsolute(rel)) return null;
-  return rel.split(path.sep).join('/');
-}
-
-function isFile(p: string): boolean {
-  try {
-    return statSync(p).isFile();
-  } catch {
-    return false;
-  }
-}
-
-/** Shell scripts without an extension are recognised by their first line. */
-function hasShellShebang(abs: string): boolean {
-  let fd: number | undefined;
-  try {
-    fd = openSync(abs, 'r');
-    const buf = Buffer.alloc(128);
-    const n = readSync(fd, buf, 0, buf.length, 0);
-    const first = buf.subarray(0, n).toString('utf8').split('\n')[0] ?? '';
-    return /^#!\s{0,4}(?:\/usr)?\/bin\/(?:env\s{1,4})?(?:ba)?sh(?:\s|$)/.test(first);
-  } catch {
-    return false;
-  } finally {
-    if (fd !== undefined) closeSync(fd);
-  }
-}
-
-/** Guards a file name from being read as an option by a tool. */
-const asArg = (f: string): string => (f.startsWith('-') ? `./${f}` : f);
-
-function batches<T>(items: readonly T[]): T[][] {
-  const out: T[][] = [];
-  for (let i = 0; i < items.length; i += BATCH) out.push(items.slice(i, i + BATCH));
-  return out;
-}
-
-/** The nearest directory from `file`'s folder up to the repository root that holds `marker`. */
-function nearestWith(repoPath: string, file: string, marker: string): string | null {
-  let dir = path.dirname(path.join(repoPath, file));
-  for (;;) {
-    if (existsSync(path.join(dir, marker))) return dir;
-    if (path.resolve(dir) === path.resolve(repoPath)) return null;
-    const up = path.dirname(dir);
-    if (up === dir) return null;
-    dir = up;
-  }
-}
-
-function groupBy(files: readonly string[], key: (f: string) => string | null): { groups: Map<string, string[]>; none: string[] } {
-  const groups = new Map<string, string[]>();
-  const none: string[] = [];
-  for (const f of files) {
-    const k = key(f);
-    if (k === null) none.push(f);
-    else groups.set(k, [...(groups.get(k) ?? []), f]);
-  }
-  return { groups, none };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -571,31 +508,6 @@ async function rust(run: Runner, out: Collector, repoPath: string, files: string
 // ---------------------------------------------------------------------------------------------
 // The gate
 // ---------------------------------------------------------------------------------------------
-
-function classify(repoPath: string, files: readonly string[]): { js: string[]; py: string[]; sh: string[]; go: string[]; rs: string[] } {
-  const kinds = { js: [] as string[], py: [] as string[], sh: [] as string[], go: [] as string[], rs: [] as string[] };
-  for (const f of files) {
-    const ext = path.extname(f);
-    if (JS_EXT.has(ext)) kinds.js.push(f);
-    else if (ext === '.py') kinds.py.push(f);
-    else if (ext === '.sh' || ext === '.bash') kinds.sh.push(f);
-    else if (ext === '.go') kinds.go.push(f);
-    else if (ext === '.rs') kinds.rs.push(f);
-    else if (ext === '' && hasShellShebang(path.join(repoPath, f))) kinds.sh.push(f);
-  }
-  return kinds;
-}
-
-/** The changed files that exist, as sorted unique repository-relative paths (`.vigil/` and paths outside the repo dropped). */
-function normalizeFiles(repoPath: string, files: readonly string[]): string[] {
-  const out = new Set<string>();
-  for (const f of files) {
-    const rel = repoRelative(repoPath, repoPath, f);
-    if (!rel || rel === '.vigil' || rel.startsWith('.vigil/')) continue;
-    if (isFile(path.join(repoPath, rel))) out.add(rel);
-  }
-  return [...out].sort();
-}
 
 /** Code-unit order: unlike localeCompare it does not depend on the worker's locale, so reasons stay stable. */
 const cmp = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);

@@ -17,12 +17,11 @@
  */
 import { readdirSync, realpathSync } from 'node:fs';
 import path from 'node:path';
-import { execa } from 'execa';
+
 import { legacyNote, scopeFindings, type ChangeScope } from './change-scope.js';
 import { MAX_FINDINGS, severityRank, type FindingInput, type GateName, type GateResultInput, type Severity } from '../../schemas/gates.js';
 import { readRegularFile } from '../../lib/safe-files.js';
-import { objectExists } from '../git.js';
-import { gitEnvFor } from '../git-helper.js';
+import { objectExists, readAtTree } from '../git.js';
 
 // ---------------------------------------------------------------------------------------------
 // Limits and shared helpers
@@ -764,21 +763,6 @@ export async function mockIntegrityGate(opts: {
 
 /** A tree-ish the gate accepts (a hash or a ref name); never an option-looking string. */
 const TREEISH = /^[A-Za-z0-9][A-Za-z0-9._/^~{}@-]{0,199}$/;
-
-/** The content of `rel` in `tree`, capped; null when the path is not in the tree. */
-export async function readAtTree(repoPath: string, tree: string, rel: string): Promise<string | null> {
-  const r = await execa('git', ['show', '--no-textconv', `${tree}:${rel}`], {
-    cwd: repoPath,
-    reject: false,
-    stdin: 'ignore',
-    stripFinalNewline: false,
-    maxBuffer: MAX_FILE_BYTES,
-    // Never a command of the repository's (lib/git-env.ts); `--no-textconv` above for the same reason.
-    env: { ...gitEnvFor(repoPath), GIT_TERMINAL_PROMPT: '0', GIT_OPTIONAL_LOCKS: '0' },
-  });
-  if (r.isMaxBuffer) return String(r.stdout);
-  return r.exitCode === 0 ? String(r.stdout) : null;
-}
 
 /** Runs `fn` over `items` with at most `limit` in flight, keeping order. */
 async function mapLimited<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {

@@ -39,7 +39,7 @@ export function registerProcesses(program: Command, ctx: CommandContext): void {
       const [{ workerCommand }, { resolveHost }] = await Promise.all([import('../processes.js'), import('../hosts.js')]);
       const host = resolveHost(o.host);
       if (o.requireSignedRuns) {
-        const { runSecret, runSecretPath } = await import('../../activities/run-authorization.js');
+        const { runSecret, runSecretPath } = await import('../../lib/run-signing.js');
         process.env.VIGIL_REQUIRE_SIGNED_RUNS = '1';
         runSecret(process.env, true);
         logLine('INFO', `vigil worker: executing only runs signed with ${runSecretPath()}`);

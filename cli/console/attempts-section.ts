@@ -18,15 +18,40 @@ const enc = encodeURIComponent;
 const usd = (x: number | null): string => (x === null ? '—' : `$${x.toFixed(2)}`);
 export const ATTEMPTS_TYPE = 'vigilAttempts';
 
+/** How long the console waits for a run's answer to its `attempts` query. */
+const ANSWER_MS = 5000;
+
+/** A run with attempts' `attempts` status, or why there is none (the query failed, or no worker answered within 5 s). */
+export async function askAttempts(client: Client, workflowId: string): Promise<AttemptsStatus | { unanswered: string }> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      client.workflow
+        .getHandle(workflowId)
+        .query<AttemptsStatus>('attempts')
+        .catch((err: unknown) => ({ unanswered: `${workflowId}: ${firstLine(err)}` })),
+      new Promise<{ unanswered: string }>((ok) => {
+        timer = setTimeout(
+          () =>
+            ok({
+              // A run waiting for a pick needs no worker, but its status is a query: one must be running to answer it.
+              unanswered: `${workflowId}: no worker answered its status within ${ANSWER_MS / 1000} s (start \`vigil worker\` on its task queue)`,
+            }),
+          ANSWER_MS,
+        );
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+const firstLine = (err: unknown): string => ((err instanceof Error ? err.message : String(err)).split('\n')[0] ?? '').slice(0, 300);
+
 /** A run with attempts' `attempts` status, or null (not such a run, no worker answered within 5 s). */
 export async function attemptsStatus(client: Client, workflowId: string): Promise<AttemptsStatus | null> {
-  return Promise.race([
-    client.workflow
-      .getHandle(workflowId)
-      .query<AttemptsStatus>('attempts')
-      .catch(() => null),
-    new Promise<null>((ok) => setTimeout(() => ok(null), 5000).unref()),
-  ]);
+  const s = await askAttempts(client, workflowId);
+  return 'unanswered' in s ? null : s;
 }
 
 /** What the runs list says of a run with attempts. */
@@ -106,9 +131,13 @@ export function attemptsSection(s: AttemptsStatus): Html {
   </section>`;
 }
 
-/** The inbox cards of the runs with attempts that wait for a person's pick. */
-export function pickCards(waiting: AttemptsStatus[]): Html {
-  return html`${waiting.map(
+/**
+ * The inbox cards of the runs with attempts that wait for a person's pick, and, when the running
+ * ones could not all be listed (visibility refused the list, a run did not answer its status), a
+ * line that says so: a card that cannot be shown is never silently missing.
+ */
+export function pickCards(waiting: AttemptsStatus[], problem: string | null = null): Html {
+  return html`${problem ? html`<p class="problem" id="attempts-problem">attempts could not be listed: ${problem}</p>` : ''}${waiting.map(
     (s) =>
       html`<article class="card" data-run="${s.runId}" data-kind="pick">
         <h2><a href="/runs/${enc(s.runId)}">${s.runId}</a><span class="kind">pick an attempt</span></h2>
@@ -118,14 +147,24 @@ export function pickCards(waiting: AttemptsStatus[]): Html {
   )}`;
 }
 
-/** The running runs with attempts, each with its status. */
-export async function runningAttempts(client: Client): Promise<AttemptsStatus[]> {
+/**
+ * The running runs with attempts, each with its status, and what could not be listed: a failed
+ * visibility list (then no status at all), and each run that did not answer, with why.
+ */
+export async function runningAttempts(client: Client): Promise<{ statuses: AttemptsStatus[]; problem: string | null }> {
   const ids: string[] = [];
-  for await (const wf of client.workflow.list({ query: `WorkflowType = '${ATTEMPTS_TYPE}' AND ExecutionStatus = 'Running'` })) {
-    ids.push(wf.workflowId);
-    if (ids.length >= 100) break;
+  try {
+    for await (const wf of client.workflow.list({ query: `WorkflowType = '${ATTEMPTS_TYPE}' AND ExecutionStatus = 'Running'` })) {
+      ids.push(wf.workflowId);
+      if (ids.length >= 100) break;
+    }
+  } catch (err) {
+    return { statuses: [], problem: `the list of running runs failed: ${firstLine(err)}` };
   }
-  return (await Promise.all(ids.map((id) => attemptsStatus(client, id)))).filter((s): s is AttemptsStatus => s !== null);
+  const answers = await Promise.all(ids.map((id) => askAttempts(client, id)));
+  const statuses = answers.filter((a): a is AttemptsStatus => !('unanswered' in a));
+  const whys = answers.flatMap((a) => ('unanswered' in a ? [a.unanswered] : []));
+  return { statuses, problem: whys.length ? whys.join('; ').slice(0, 2000) : null };
 }
 
 /**

@@ -84,7 +84,8 @@ export async function openConsole(ep: Endpoint, flags: ConsoleFlags): Promise<{ 
 /** `vigil console`: serves until SIGINT/SIGTERM. */
 export async function consoleCommand(ep: Endpoint, flags: ConsoleFlags, out: (line: string) => void): Promise<number> {
   const { console: c, close } = await openConsole(ep, flags);
-  for (const l of consoleLines(c)) out(l);
+  // One write: whoever reads the output (a script, a log tail) sees the URL and the lines under it together.
+  out(consoleLines(c).join('\n'));
   await new Promise<void>((resolve) => {
     process.once('SIGINT', () => resolve());
     process.once('SIGTERM', () => resolve());

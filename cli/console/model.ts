@@ -6,9 +6,10 @@
  */
 import { z } from 'zod';
 import type { StatusSnapshot } from '../../schemas/status.js';
-import type { PauseEvent, RunReport } from '../report.js';
+import type { PauseEvent } from '../report.js';
 import { waitingForPeople } from '../report.js';
-import { providerWaitText } from '../../workflows/ui.js';
+import { providerWaitText } from '../../rules/ui.js';
+import { type RunReport } from '../../lib/run-report.js';
 
 /** Why a run waits for a person: the kinds of pause Vigil makes itself, and long provider waits. */
 export const WAIT_KINDS = [

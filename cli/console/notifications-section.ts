@@ -5,7 +5,7 @@
  */
 import { html } from 'hono/html';
 import type { NotificationsList } from '../../schemas/cli-output-reports.js';
-import { neutraliseLine } from '../terminal-text.js';
+import { neutraliseLine } from '../../lib/terminal-text.js';
 import type { StoreAnswer } from './sources.js';
 
 type Html = ReturnType<typeof html>;
@@ -68,4 +68,55 @@ function body(list: NotificationsList): Html {
           </form>
         </article>`,
     )}`;
+}
+
+/** How many of a run's notifications its page shows (the seed keeps the last 100). */
+export const RUN_NOTIFICATIONS = 100;
+
+/**
+ * The run page's "Notifications": what this run told people, newest first (the last
+ * RUN_NOTIFICATIONS), each new or acknowledged, with one "Acknowledge" button for its new ones.
+ */
+export function runNotificationsSection(run: string, answer: StoreAnswer<NotificationsList>): Html {
+  const id = encodeURIComponent(run);
+  return html`<section id="run-notifications" hx-get="/runs/${id}/fragments/notifications" hx-trigger="every 10s" hx-swap="outerHTML">
+    <h2>Notifications</h2>
+    ${answer.ok ? runBody(id, answer.value) : html`<p class="muted">Notifications read the event store: ${answer.why}.</p>`}
+  </section>`;
+}
+
+function runBody(id: string, list: NotificationsList): Html {
+  if (list.total === 0) return html`<p class="muted" id="run-notifications-none">This run has told nobody anything yet.</p>`;
+  const shown = list.notifications.length < list.total ? ` (the newest ${list.notifications.length})` : '';
+  return html`<p class="notifications-head">
+      ${list.total} notification${list.total === 1 ? '' : 's'}${shown}, ${list.unacknowledged} new.
+      ${
+        list.unacknowledged > 0
+          ? html`<form
+              class="inline"
+              method="post"
+              action="/runs/${id}/notifications/ack"
+              hx-post="/runs/${id}/notifications/ack"
+              hx-target="#run-notifications"
+              hx-swap="outerHTML"
+            >
+              <button type="submit" class="ack">Acknowledge</button>
+            </form>`
+          : ''
+      }
+    </p>
+    <ul>
+      ${list.notifications.map(
+        (n) =>
+          html`<li data-event="${n.event}" data-acknowledged="${n.acknowledged ? 'yes' : 'no'}">
+            ${n.acknowledged ? html`<span class="muted">acknowledged${n.acknowledgedBy ? ` by ${n.acknowledgedBy}` : ''}</span>` : html`<strong>new</strong>`}
+            <time datetime="${n.at}">${n.at.slice(0, 16).replace('T', ' ')}</time> ${n.event}${n.severity ? ` (${n.severity})` : ''}${
+              n.title ? `: ${neutraliseLine(n.title)}` : ''
+            }
+            <span class="muted"
+              >— ${n.failed === 0 ? `delivered to ${n.delivered} channel(s)` : `${n.delivered} delivered, ${n.failed} failed`}</span
+            >
+          </li>`,
+      )}
+    </ul>`;
 }

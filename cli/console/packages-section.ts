@@ -8,7 +8,7 @@ import { html } from 'hono/html';
 import type { StatusSnapshot } from '../../schemas/status.js';
 import { fetchLogPath } from '../../schemas/paths.js';
 import { byteText, packagesLines } from '../../rules/package-fetches.js';
-import { neutraliseLine } from '../terminal-text.js';
+import { neutraliseLine } from '../../lib/terminal-text.js';
 
 type Html = ReturnType<typeof html>;
 

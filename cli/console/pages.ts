@@ -2,7 +2,7 @@
  * The console's pages as server-rendered HTML (Hono's `html` tagged template: every interpolated
  * value is HTML-escaped). What an agent or a person wrote (reasons, handoffs, directives, logs) is
  * also redacted (the secret redaction of the history and status output, rules/scans.ts)
- * and its control characters shown visibly (cli/terminal-text.ts), never interpreted. htmx
+ * and its control characters shown visibly (lib/terminal-text.ts), never interpreted. htmx
  * attributes make the parts live (polling) and the forms send Vigil messages.
  */
 import { html } from 'hono/html';
@@ -10,10 +10,10 @@ import type { StatusSnapshot } from '../../schemas/status.js';
 import { evidenceNote } from '../../rules/evidence-line.js';
 import { deadlinesLine } from '../../rules/pause-deadlines.js';
 import { redactSecrets } from '../../rules/scans.js';
-import { spendText } from '../../workflows/ui.js';
-import type { RunReport } from '../report.js';
+import { spendText } from '../../rules/ui.js';
+import { type RunReport } from '../../lib/run-report.js';
 import type { RunView } from '../steer.js';
-import { neutraliseLine, neutraliseText } from '../terminal-text.js';
+import { neutraliseLine, neutraliseText } from '../../lib/terminal-text.js';
 import type { ActionResult } from './actions.js';
 import { age, WAIT_LABELS, type ChartData, type Waiting } from './model.js';
 import { costText } from './runs-list.js';

@@ -9,7 +9,7 @@ import { html } from 'hono/html';
 import type { StatusSnapshot } from '../../schemas/status.js';
 import { prCountsLine, prLife, type PrLife } from '../../rules/pr-life.js';
 import { redactSecrets } from '../../rules/scans.js';
-import { neutraliseLine } from '../terminal-text.js';
+import { neutraliseLine } from '../../lib/terminal-text.js';
 
 type Html = ReturnType<typeof html>;
 /** Text from the run or from other people (comments' authors, replies), safe to show: secrets redacted, controls visible. */

@@ -6,8 +6,9 @@
  */
 import { html } from 'hono/html';
 import type { MemoryItem } from '../../lib/memory-reads.js';
-import { duration, type AcrossRunsReport } from '../report.js';
+import { type AcrossRunsReport } from '../report.js';
 import { line, type Html } from './pages.js';
+import { duration } from '../../lib/run-report.js';
 
 const enc = encodeURIComponent;
 const usd = (x: number): string => `$${x.toFixed(2)}`;

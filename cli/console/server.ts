@@ -54,7 +54,7 @@ import { costText, runsPage, runsTable, statusMatches, type RunsFilter } from '.
 import { attemptsRowStatus, attemptsStatus, pickCards, registerAttempts, runningAttempts } from './attempts-section.js';
 import { inbox, listRuns, messagesFromHistory, readHandoff, runView, storedReport, storedRun, withStore, type RunRow } from './sources.js';
 import { acknowledgeNotifications, listNotifications } from '../notifications.js';
-import { INBOX_NOTIFICATIONS, notificationsSection } from './notifications-section.js';
+import { INBOX_NOTIFICATIONS, notificationsSection, RUN_NOTIFICATIONS, runNotificationsSection } from './notifications-section.js';
 import { packagesSection } from './packages-section.js';
 import { memoryPage, reportsPage } from './reports-pages.js';
 import { prSection } from './pr-section.js';
@@ -179,15 +179,23 @@ export function consoleApp(opts: ConsoleOptions, port: () => number, token: stri
   });
 
   // ------------------------------------------------------------------------------ inbox
+  let attemptsProblem: string | null = null;
   const inboxFragment = async (): Promise<ReturnType<typeof html>> => {
     const now = new Date();
-    const [entries, picking] = await Promise.all([inbox(client, now), runningAttempts(client).catch(() => [])]);
+    const [entries, picking] = await Promise.all([
+      inbox(client, now),
+      runningAttempts(client).catch((err: unknown) => ({ statuses: [], problem: err instanceof Error ? err.message : String(err) })),
+    ]);
     const withHandoffs = await Promise.all(
       entries.map(async (entry) => ({ entry, handoff: await readHandoff(client, ep.taskQueue, entry.snapshot).catch(() => null) })),
     );
-    // Runs with attempts waiting for a person's pick: their cards (cli/console/attempts-section.ts) join the inbox.
-    const waiting = picking.filter((s) => s.phase === 'waiting_for_pick');
-    return inboxCards(withHandoffs, now, waiting.length ? pickCards(waiting) : undefined);
+    // Runs with attempts waiting for a person's pick: their cards (cli/console/attempts-section.ts) join the inbox; what
+    // could not be listed is said there and logged (once per change), never left out silently.
+    const waiting = picking.statuses.filter((s) => s.phase === 'waiting_for_pick');
+    if (picking.problem !== attemptsProblem && picking.problem)
+      process.stderr.write(`vigil console: attempts could not be listed: ${picking.problem}\n`);
+    attemptsProblem = picking.problem;
+    return inboxCards(withHandoffs, now, waiting.length || picking.problem ? pickCards(waiting, picking.problem) : undefined);
   };
   // What runs told people that nobody acknowledged (cli/console/notifications-section.ts).
   const notificationsFragment = async (): Promise<ReturnType<typeof html>> =>
@@ -208,13 +216,14 @@ export function consoleApp(opts: ConsoleOptions, port: () => number, token: stri
   // ------------------------------------------------------------------------------ runs
   const filtered = async (f: RunsFilter): Promise<{ rows: RunRow[]; cost: Map<string, string> }> => {
     const all = await listRuns(client, { limit: 200, withAttempts: true });
-    // A run with attempts says its phase, its winner, or that it waits for a pick.
-    await Promise.all(
-      all.filter((r) => r.attempts).map(async (r) => (r.status = attemptsRowStatus(await attemptsStatus(client, r.workflowId)))),
-    );
+    // Filtered on the search attributes (a run with attempts carries them too, from its start), then shown.
     const rows = all.filter(
       (r) =>
         statusMatches(f.status, r) && (!f.repo || (r.repo ?? '').includes(f.repo)) && (!f.provider || (r.provider ?? '') === f.provider),
+    );
+    // A run with attempts says its phase, its winner, or that it waits for a pick.
+    await Promise.all(
+      rows.filter((r) => r.attempts).map(async (r) => (r.status = attemptsRowStatus(await attemptsStatus(client, r.workflowId)))),
     );
     const cost = new Map<string, string>();
     const stored = await storedReport(env, new Date());
@@ -282,6 +291,15 @@ export function consoleApp(opts: ConsoleOptions, port: () => number, token: stri
       ? messagesSection(id, null, `the run's history could not be read: ${msgs}`)
       : messagesSection(id, msgs, '');
   };
+  // What the run told people, and the button that acknowledges them (cli/console/notifications-section.ts).
+  const runNotifications = async (id: string): Promise<ReturnType<typeof html>> =>
+    runNotificationsSection(id, await withStore(env, (db) => listNotifications(db, { run: id, limit: RUN_NOTIFICATIONS })));
+  app.post('/runs/:id/notifications/ack', async (c) => {
+    const id = c.req.param('id');
+    const done = await withStore(env, (db) => acknowledgeNotifications(db, [id], operator(c)));
+    if (!done.ok) return c.text(`not acknowledged: ${done.why}`, 502);
+    return c.req.header('hx-request') ? c.html(await runNotifications(id)) : c.redirect(`/runs/${encodeURIComponent(id)}`, 303);
+  });
   app.get('/runs/:id', async (c) => {
     const view = await viewOf(c);
     if (view instanceof Response) return view;
@@ -297,7 +315,7 @@ export function consoleApp(opts: ConsoleOptions, port: () => number, token: stri
         view.workflowId,
         runSummary(view, (await rowOf(view.workflowId).catch(() => null)) ?? null, waiting, now),
         s && running ? actionsPanel(s, 'run') : null,
-        handoffSection(s, doc, !running),
+        html`${handoffSection(s, doc, !running)}${await runNotifications(view.workflowId)}`,
         await charts(view),
         checkpointsSection(s, running),
         await timeline(view),
@@ -334,6 +352,8 @@ export function consoleApp(opts: ConsoleOptions, port: () => number, token: stri
         return c.html(packagesSection(s, view.kind === 'running'));
       case 'pr':
         return c.html(prSection(s, view.kind === 'running'));
+      case 'notifications':
+        return c.html(await runNotifications(view.workflowId));
       default:
         return c.text('no such part', 404);
     }

@@ -23,10 +23,11 @@ import type { StatusSnapshot } from '../../schemas/status.js';
 import { redactSecrets } from '../../rules/scans.js';
 import { storeLocation } from '../../lib/store-location.js';
 import { readOnHost } from '../host-read.js';
-import { reportAcrossRuns, reportRun, type AcrossRunsReport, type PauseEvent, type RunReport } from '../report.js';
+import { reportAcrossRuns, type AcrossRunsReport, type PauseEvent } from '../report.js';
 import { sdkRunApi } from '../sdk-run-api.js';
 import { viewRun, type RunView } from '../steer.js';
 import { chartsFromReport, chartsFromSnapshot, waitingFor, type ChartData, type Waiting } from './model.js';
+import { reportRun, type RunReport } from '../../lib/run-report.js';
 
 export interface RunRow {
   workflowId: string;

@@ -4,6 +4,7 @@
  * types and the --help reader are re-exported so callers import from one place.
  */
 import { aiderPreset } from './aider.js';
+import { clinePreset } from './cline.js';
 import { claudePreset } from './claude.js';
 import { codexPreset } from './codex.js';
 import { commandPreset } from './command.js';
@@ -18,6 +19,7 @@ export const PROVIDERS: Readonly<Record<ProviderName, ProviderPreset>> = {
   gemini: geminiPreset,
   aider: aiderPreset,
   opencode: opencodePreset,
+  cline: clinePreset,
 };
 
 export function isProviderName(s: string): s is ProviderName {

@@ -5,7 +5,7 @@
  * I/O: presets are pure functions of these values.
  */
 
-export const PROVIDER_NAMES = ['command', 'claude', 'codex', 'gemini', 'aider', 'opencode'] as const;
+export const PROVIDER_NAMES = ['command', 'claude', 'codex', 'gemini', 'aider', 'opencode', 'cline'] as const;
 export type ProviderName = (typeof PROVIDER_NAMES)[number];
 
 /** Model tier (same names as the `tier` knob and TierSchema). */

@@ -5,6 +5,12 @@
  * (`projectEventsTo`), as a worker writes them when runs notify. "Acknowledge" on one run's card
  * acknowledges its notifications (as the console's operator, in the store) and the section no
  * longer lists them; "Acknowledge all" empties it; `vigil notifications` then says none is new.
+ *
+ * And a run's page lists what that run told people, new or acknowledged: a run started with
+ * `vigil start` (every knob at its default but the file channel and the iteration cap) on a
+ * `vigil worker` journaling into the same store, whose first iteration leaves a script that does
+ * not parse: the static analysis gate's first failure is told (`gate_failed`), then the run's end.
+ * "Acknowledge" on the run page acknowledges them as the console's operator.
  */
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
@@ -14,10 +20,10 @@ import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { closeEventStore, projectEventsTo } from '../../lib/event-store.js';
 import { EventEnvelopeSchema, type EventEnvelope, type RunEvent } from '../../schemas/events.js';
-import { assertBuilt, ROOT, temporalAddress, uniqueId } from '../support/harness.js';
+import { assertBuilt, makeRepo, ROOT, SCRIPTED_AGENT, temporalAddress, uniqueId, writePrd, writeScenario } from '../support/harness.js';
 import { startTestPostgres, type TestPostgres } from '../support/postgres.js';
 import { patient } from '../support/patience.js';
-import { startConsoleProcess, runVigil } from './cli-helpers.js';
+import { startConsoleProcess, runVigil, show, startWorkerProcess, waitUntil, type WorkerProcess } from './cli-helpers.js';
 
 const CHROMIUM = process.env.VIGIL_CHROMIUM ?? '/usr/bin/chromium';
 
@@ -26,6 +32,7 @@ let url = '';
 let browser: Browser | undefined;
 let consoleProc: ResultPromise | undefined;
 let consoleUrl = '';
+let worker: WorkerProcess | undefined;
 
 const T0 = Date.parse('2026-11-02T09:00:00.000Z');
 const envelopes = (runId: string, events: [number, RunEvent][]): EventEnvelope[] =>
@@ -84,6 +91,7 @@ beforeAll(async () => {
 }, patient(900_000));
 
 afterAll(async () => {
+  await worker?.stop();
   await browser?.close();
   consoleProc?.kill('SIGTERM');
   await closeEventStore();
@@ -131,4 +139,83 @@ it(
     }
   },
   patient(120_000),
+);
+
+it(
+  "a run's page lists what it told people, new and acknowledged, and acknowledges them (seed: notifications kept for acknowledgement)",
+  async () => {
+    const tq = uniqueId('console-run-notifications');
+    const runEnv = { ...env(), VIGIL_TASK_QUEUE: tq };
+    worker = await startWorkerProcess(runEnv);
+    const repo = makeRepo();
+    const notifyFile = path.join(repo, '..', `${path.basename(repo)}-notifications.jsonl`);
+    const scenario = writeScenario(repo, {
+      version: 1,
+      iterations: [{ writes: { 'scripts/deploy.sh': '#!/bin/sh\nif [ -f x ]; then\n  echo broken\n' } }],
+      default: {},
+    });
+    const id = uniqueId('run-told');
+    const started = await runVigil(
+      [
+        'start',
+        writePrd(),
+        '--repo',
+        repo,
+        '--agent-command',
+        `${SCRIPTED_AGENT} --scenario ${scenario}`,
+        '--id',
+        id,
+        '--set',
+        `notifyFile=${notifyFile}`,
+        // No notify-send here: the desktop channel would only report itself unavailable.
+        '--set',
+        'notifyDesktop=false',
+        '--set',
+        'maxIterations=2',
+        '--set',
+        'heartbeatTimeoutSeconds=5',
+        '--set',
+        'baseWaitSeconds=1',
+      ],
+      runEnv,
+    );
+    expect(started.code, show(started)).toBe(0);
+    // The run's end is journaled last: then every notification of the run is in the store.
+    await waitUntil(
+      'the run to finish and its notifications to reach the store',
+      async () => {
+        const r = await runVigil(['notifications', '--run', id, '--json'], runEnv);
+        const list = JSON.parse(r.stdout) as { notifications: { event: string }[] };
+        return list.notifications.some((n) => n.event === 'run_finished') ? list : null;
+      },
+      180_000,
+      1000,
+    );
+    const page = await browser!.newPage();
+    try {
+      await page.goto(`${consoleUrl}runs/${encodeURIComponent(id)}`);
+      const section = page.locator('#run-notifications');
+      await section.waitFor({ timeout: patient(15_000) });
+      const gate = section.locator('li[data-event="gate_failed"]');
+      expect(await gate.getAttribute('data-acknowledged')).toBe('no');
+      expect(await gate.innerText()).toMatch(/new .*gate_failed \(warning\): Quality gate static analysis failed at iteration 1/);
+      expect(await section.locator('li[data-event="run_finished"]').getAttribute('data-acknowledged')).toBe('no');
+      const total = await section.locator('li').count();
+      await expect(section.locator('.notifications-head').innerText()).resolves.toContain(`${total} notifications, ${total} new.`);
+
+      await section.getByRole('button', { name: 'Acknowledge' }).click();
+      await section
+        .locator('li[data-acknowledged="yes"]')
+        .nth(total - 1)
+        .waitFor({ timeout: patient(15_000) });
+      expect(await section.locator('li[data-acknowledged="no"]').count()).toBe(0);
+      expect(await gate.innerText()).toContain('acknowledged by console-tester');
+      expect(await section.getByRole('button', { name: 'Acknowledge' }).count()).toBe(0);
+      const cli = await runVigil(['notifications', '--run', id], runEnv);
+      expect(cli.stdout.split('\n')[0]).toBe(`${total} notification(s) of ${id}, 0 not acknowledged`);
+    } finally {
+      await page.close();
+    }
+  },
+  patient(300_000),
 );

@@ -140,7 +140,7 @@ describe('vigil console', () => {
           output: 'agent: iteration four, \u001b[2Jasking again\n',
         },
       ],
-      default: {},
+      default: { output: 'looked; nothing to change\n' },
     });
     const checklist = path.join(mkdtempSync(path.join(os.tmpdir(), 'vigil-checklist-')), 'checklist.json');
     writeFileSync(

@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { execa, type ResultPromise } from 'execa';
 import { beforeAll, expect, it } from 'vitest';
-import { sandboxPlatform } from '../../activities/sandbox.js';
+import { sandboxPlatform } from '../../lib/sandbox-host.js';
 import { freePort } from '../../workers/dev-server.js';
 import { assertBuilt, CLI } from '../support/harness.js';
 

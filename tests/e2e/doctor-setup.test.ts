@@ -12,7 +12,7 @@ import { chmodSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { sandboxPlatform } from '../../activities/sandbox.js';
+import { sandboxPlatform } from '../../lib/sandbox-host.js';
 import { DoctorJsonSchema, type DoctorCheck } from '../../schemas/cli-output.js';
 import { assertBuilt, makeRepo, temporalAddress, uniqueId } from '../support/harness.js';
 import { cleanEnv, runVigil, show } from './cli-helpers.js';

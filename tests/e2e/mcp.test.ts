@@ -16,7 +16,16 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CheckpointsJsonSchema, MessageJsonSchema, StartedJsonSchema } from '../../schemas/cli-output.js';
-import { McpMemorySearchOutputSchema, McpReportOutputSchema, McpStatusOutputSchema, TaskCompleteClaimSchema } from '../../schemas/mcp.js';
+import {
+  McpMemoryIndexSchema,
+  McpMemorySearchOutputSchema,
+  McpReportOutputSchema,
+  McpRunTasksSchema,
+  McpStatusOutputSchema,
+  TaskCompleteClaimSchema,
+} from '../../schemas/mcp.js';
+import type { MemoryExport } from '../../schemas/lasting-memory.js';
+import { importMemory } from '../../lib/memory-transfer.js';
 import { runDirPath } from '../../schemas/paths.js';
 import {
   assertBuilt,
@@ -77,6 +86,8 @@ async function ok(name: string, args: Record<string, unknown>): Promise<Record<s
   return r.structuredContent as Record<string, unknown>;
 }
 const status = async (id: string) => McpStatusOutputSchema.parse(await ok('vigil_status', { id })).run;
+/** A resource's text (every resource here is text: JSON or Markdown). */
+const resourceText = async (uri: string): Promise<string> => ((await mcp.readResource({ uri })).contents[0] as { text: string }).text;
 
 const vote = { output: 'Read the evidence.\nVOTE: APPROVE\nREASON: the feature is there and documented\n' };
 
@@ -147,7 +158,55 @@ describe('vigil mcp over stdio', () => {
     expect(tools.map((t) => t.name).sort()).toEqual([...TOOLS].sort());
     for (const t of tools) expect(t.outputSchema?.type, t.name).toBe('object');
     const templates = (await mcp.listResourceTemplates()).resourceTemplates.map((t) => t.uriTemplate).sort();
-    expect(templates).toEqual(['vigil://runs/{id}/handoff', 'vigil://runs/{id}/report', 'vigil://runs/{id}/status']);
+    expect(templates).toEqual([
+      'vigil://runs/{id}/continuity',
+      'vigil://runs/{id}/handoff',
+      'vigil://runs/{id}/report',
+      'vigil://runs/{id}/status',
+      'vigil://runs/{id}/tasks',
+    ]);
+    expect((await mcp.listResources()).resources.map((r) => r.uri)).toEqual(['vigil://memory/index']);
+  });
+
+  it("serves the lasting memory's index: its topics, with their count per kind", async () => {
+    const index = async () => McpMemoryIndexSchema.parse(JSON.parse(await resourceText('vigil://memory/index')));
+    const before = await index();
+    const repo = `/srv/mcp-index-${uniqueId('repo')}`;
+    const pattern = (kind: 'pattern' | 'anti_pattern', topic: string, n: number) => ({
+      repo,
+      kind,
+      signature: `${topic}-${kind}-${n}`,
+      topic,
+      title: `${kind} ${n} about ${topic}`,
+      body: `what ${n} says`,
+      keywords: [topic],
+      evidence: 1,
+      runs: 1,
+      firstSeen: null,
+      lastSeen: null,
+      importance: 0.5,
+      from: [],
+    });
+    await importMemory(env.VIGIL_DATABASE_URL as string, {
+      vigilMemory: 1,
+      repo,
+      exportedAt: new Date().toISOString(),
+      episodes: [],
+      patterns: [pattern('pattern', 'tests', 1), pattern('anti_pattern', 'tests', 2), pattern('pattern', 'council', 3)],
+      skills: [
+        { repo, taskKind: 'export', title: 'exporting', steps: ['write it'], keywords: ['export'], evidence: 1, importance: 0.5, from: [] },
+      ],
+      links: [],
+    } satisfies MemoryExport);
+    const after = await index();
+    expect(after).toMatchObject({ repo: null, source: 'store', total: before.total + 4 });
+    const count = (i: typeof after, topic: string) => i.topics.find((t) => t.topic === topic)?.kinds ?? {};
+    const grew = (topic: string, kind: string): number => (count(after, topic)[kind] ?? 0) - (count(before, topic)[kind] ?? 0);
+    expect([grew('tests', 'pattern'), grew('tests', 'anti_pattern'), grew('council', 'pattern'), grew('export', 'skill')]).toEqual([
+      1, 1, 1, 1,
+    ]);
+    expect(after.topics.reduce((n, t) => n + t.count, 0)).toBe(after.total);
+    expect(Object.values(after.kinds).reduce((n, k) => n + k, 0)).toBe(after.total);
   });
 
   it(
@@ -343,6 +402,15 @@ describe('vigil mcp over stdio', () => {
       const paused = await waitUntil('the PRD shown', async () => ((await status(id)).pause ? status(id) : null), 90_000, 300);
       expect(paused.pause?.reason).toContain(`The discovery agent wrote the run's PRD from its goal: ${where}`);
       expect(readFileSync(where, 'utf8')).toBe(prd);
+
+      // While it waits: its task queue (none: one stream) and its continuity notes, as resources.
+      const tasks = McpRunTasksSchema.parse(JSON.parse(await resourceText(`vigil://runs/${id}/tasks`)));
+      expect(tasks).toMatchObject({ workflowId: id, source: null, tasks: [] });
+      expect(tasks.note).toMatch(/^this run has no task queue: it is one stream/);
+      const notes = path.join(repo, '.vigil', 'CONTINUITY.md');
+      expect(await resourceText(`vigil://runs/${id}/continuity`)).toBe(`No continuity notes yet: the agent has not written ${notes}.\n`);
+      writeFileSync(notes, '# Where I am\n\nsrc/feature.js next.\n');
+      expect(await resourceText(`vigil://runs/${id}/continuity`)).toBe('# Where I am\n\nsrc/feature.js next.\n');
       await ok('vigil_stop', { id, now: true, reason: 'the PRD from the goal was what this test looked at' });
     },
     patient(180_000),

@@ -19,7 +19,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
-import { sandboxPlatform } from '../../activities/sandbox.js';
+import { sandboxPlatform } from '../../lib/sandbox-host.js';
 import { freePort } from '../../workers/dev-server.js';
 import { PACKAGE_NAME } from '../../lib/paths.js';
 import { TEMPORAL_CLI_VERSION } from '../../workers/temporal-cli.js';
@@ -246,8 +246,8 @@ it(
     expect(packageFiles().sort()).toEqual(before);
 
     writeFileSync(
-      path.join(installed, 'dist/workflows/ui.js'),
-      `${readFileSync(path.join(installed, 'dist/workflows/ui.js'), 'utf8')}\n// edited\n`,
+      path.join(installed, 'dist/rules/ui.js'),
+      `${readFileSync(path.join(installed, 'dist/rules/ui.js'), 'utf8')}\n// edited\n`,
     );
     const stale = await execa(
       process.execPath,
@@ -265,7 +265,7 @@ it(
       },
     );
     expect(stale.stdout.trim()).toBe('string false');
-    expect(stale.stderr).toContain('not using the prebuilt workflow bundle (workflows/ui.js changed since the bundle was built)');
+    expect(stale.stderr).toContain('not using the prebuilt workflow bundle (rules/ui.js changed since the bundle was built)');
   },
   patient(300_000),
 );

@@ -144,9 +144,13 @@ describe('a followed pull request, everywhere a person looks', () => {
       };
       const c = await startConsoleProcess(['--port', '0'], { ...env, VIGIL_HOOKS_SECRET: SECRET });
       consoleProc = c.child;
-      const hooks = /webhooks: (\S+) receives GitHub's webhooks/.exec(c.out())?.[1];
-      expect(hooks, c.out()).toBe(new URL('hooks', c.url).toString());
-      const hooksUrl = hooks as string;
+      // Printed with the URL, in the same write; waited for all the same, as a log reader would.
+      const hooksUrl = await waitUntil(
+        'the console to say where it receives webhooks',
+        () => /webhooks: (\S+) receives GitHub's webhooks/.exec(c.out())?.[1],
+        10_000,
+      );
+      expect(hooksUrl, c.out()).toBe(new URL('hooks', c.url).toString());
 
       // "Changes requested", as GitHub documents pull_request_review (the fields Vigil reads, and a few more).
       const review = {

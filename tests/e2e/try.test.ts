@@ -13,7 +13,7 @@ import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 
 import os from 'node:os';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { sandboxPlatform } from '../../activities/sandbox.js';
+import { sandboxPlatform } from '../../lib/sandbox-host.js';
 import { freePort } from '../../workers/dev-server.js';
 import { assertBuilt, git, makeRepo, temporalAddress, uniqueId } from '../support/harness.js';
 import { runVigil, show, waitUntil, type CliResult } from './cli-helpers.js';

@@ -69,7 +69,7 @@ export function cliEnvironment(serverUrl: string, home: string): Record<string, 
       'supports_websockets = false',
       'request_max_retries = 1',
       'stream_max_retries = 1',
-      'stream_idle_timeout_ms = 20000',
+      'stream_idle_timeout_ms = 120000',
       '',
     ].join('\n'),
   );

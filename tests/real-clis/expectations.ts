@@ -21,7 +21,7 @@ export const EXPECTATIONS: Record<RealCliName, Partial<CliExpectations>> = {
   // gemini exec reports no cost: Vigil prices its tokens. Its final 429 answer
   // ({"error":{"message":"Resource has been exhausted ... Suggested retry after 3s.","code":429}},
   // printed over several lines) is read by the preset (ParsedOutput.apiFailure), whose reading
-  // activities/provider-call.ts takes before any text pattern.
+  // lib/providers/call.ts takes before any text pattern.
   gemini: { reportsCost: false, faultSeconds: 90 },
   // opencode retries a failing request itself for about a minute and a half (no flag bounds it),
   // and its JSON events carry no usage for the session-title requests it makes to a small model on

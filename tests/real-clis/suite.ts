@@ -47,6 +47,7 @@ import {
 import { BUILDER_FILE, type ScriptRole } from '../support/model-server/script.js';
 import { startModelServer, type ModelServer } from '../support/model-server/server.js';
 import { cliEnvironment, installedBinary, readPins, type RealCliName } from './clis.js';
+import { patient } from '../support/patience.js';
 
 export interface CliExpectations {
   /** Vigil's tokens equal the server's exactly (false: the CLI rounds them, e.g. aider's `2.7k sent`). */
@@ -449,7 +450,8 @@ export function realCliSuite(name: RealCliName, part: SuitePart, expect_: Partia
           server.fail({ kind: 'hang', roles: ['iteration'] });
           const repo = makeRepo();
           // agentTimeoutSeconds shortened (from 7200) to keep the suite in budget: the hang lasts until
-          // Vigil's timeout, shorter than the CLIs' own idle timeouts (codex's 20 s in clis.ts, claude's minutes).
+          // Vigil's timeout, shorter than the CLIs' own idle timeouts (codex's 120 s in clis.ts, claude's
+          // minutes), and long enough for a CLI to start and send its request on a loaded machine (15 s was not).
           const handle = await startRun(
             env,
             tq,
@@ -464,7 +466,7 @@ export function realCliSuite(name: RealCliName, part: SuitePart, expect_: Partia
                 breakerFailures: 1,
                 breakerCooldownSeconds: 600,
                 baseWaitSeconds: 1,
-                agentTimeoutSeconds: 15,
+                agentTimeoutSeconds: patient(10),
               }),
             ),
           );

@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import { patient } from '../support/patience.js';
 import LongestFirstSequencer from '../support/sequencer.js';
 
 // The real-CLI suite (npm run test:real-clis): two spec files per agent CLI (its complete run, its
@@ -12,8 +13,10 @@ export default defineConfig({
     pool: 'forks',
     poolOptions: { forks: { minForks: 1, maxForks: 3 } },
     globalSetup: ['tests/support/global-setup.ts'],
-    testTimeout: 420_000,
-    hookTimeout: 180_000,
+    // Hang guards, waited patiently like the main suite's (tests/support/patience.ts): a complete run
+    // through aider, a Python CLI that starts for every call, took over 420 s beside a loaded suite.
+    testTimeout: patient(200_000),
+    hookTimeout: patient(60_000),
     reporters: ['default'],
     sequence: { sequencer: LongestFirstSequencer },
   },

@@ -62,14 +62,16 @@ describe('migrations', () => {
     const url = await tp.freshDatabase('mig_once');
     const pool = new pg.Pool({ connectionString: url, max: 1 });
     try {
-      expect(await migrate(pool)).toEqual([1, 2, 3, 4, 5]);
+      expect(await migrate(pool)).toEqual([1, 2, 3, 4, 5, 6, 7]);
       const first = (await pool.query('select version, name, applied_at from vigil_schema_migrations order by version')).rows;
-      expect(first).toHaveLength(5);
+      expect(first).toHaveLength(7);
       expect(first[0]).toMatchObject({ version: 1, name: MIGRATIONS[0]?.name });
       expect(first[1]).toMatchObject({ version: 2, name: MIGRATIONS[1]?.name });
       expect(first[2]).toMatchObject({ version: 3, name: MIGRATIONS[2]?.name });
       expect(first[3]).toMatchObject({ version: 4, name: MIGRATIONS[3]?.name });
       expect(first[4]).toMatchObject({ version: 5, name: MIGRATIONS[4]?.name });
+      expect(first[5]).toMatchObject({ version: 6, name: MIGRATIONS[5]?.name });
+      expect(first[6]).toMatchObject({ version: 7, name: MIGRATIONS[6]?.name });
       expect(await migrate(pool)).toEqual([]);
       expect((await pool.query('select version, name, applied_at from vigil_schema_migrations order by version')).rows).toEqual(first);
 
@@ -79,7 +81,7 @@ describe('migrations', () => {
       expect(await migrate(pool, more)).toEqual([]);
       expect(
         (await pool.query('select version from vigil_schema_migrations order by version')).rows.map((r: { version: number }) => r.version),
-      ).toEqual([1, 2, 3, 4, 5, 6]);
+      ).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
     } finally {
       await pool.end();
     }

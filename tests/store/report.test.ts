@@ -2,27 +2,22 @@
  * Reports and history from a real Postgres (the embedded one, started once for this file), checked
  * number by number against hand-built journals of known runs (tests/support/journals.ts).
  */
-import { mkdtempSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closeEventStore, projectEventsTo } from '../../lib/event-store.js';
 import { CliError, EXIT } from '../../cli/connection.js';
-import {
-  exportHistory,
-  historyCommand,
-  parseSince,
-  reportAcrossRuns,
-  reportCommand,
-  reportRun,
-  spendWords,
-  waitingForPeople,
-  type AcrossRunsReport,
-} from '../../cli/report.js';
+import { historyCommand, parseSince, reportAcrossRuns, reportCommand, waitingForPeople, type AcrossRunsReport } from '../../cli/report.js';
 import { AcrossRunsReportSchema, HistoryLineSchema, RunReportSchema } from '../../schemas/cli-output-reports.js';
 import { failedRun, REPORT_NOW, runningRun, scriptedRun } from '../support/journals.js';
 import { startTestPostgres, type TestPostgres } from '../support/postgres.js';
+import { exportHistory, reportRun, runMarkdown, spendWords } from '../../lib/run-report.js';
+import { openPullRequest } from '../../activities/deliver.js';
+import { fakeGh } from '../support/fake-gh.js';
+import { makeRepo } from '../support/harness.js';
 
 let tp: TestPostgres;
 let db: pg.Pool;
@@ -439,5 +434,60 @@ describe('what done rested on', () => {
       expect(r?.outcome).not.toHaveProperty('evidence');
       expect((await exportHistory(db, id, 'md', { now: REPORT_NOW })) ?? '').not.toMatch(/^- evidence: /m);
     }
+  });
+});
+
+describe("the delivery's pull request body", () => {
+  // gh is faked (tests/support/fake-gh.ts: GitHub cannot run here); git, the push and the store are real.
+  const withEnv = async <T>(vars: Record<string, string | undefined>, fn: () => Promise<T>): Promise<T> => {
+    const saved = Object.fromEntries(Object.keys(vars).map((k) => [k, process.env[k]]));
+    for (const [k, v] of Object.entries(vars))
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    try {
+      return await fn();
+    } finally {
+      for (const [k, v] of Object.entries(saved))
+        if (v === undefined) delete process.env[k];
+        else process.env[k] = v;
+    }
+  };
+  const repoWithRemote = (): string => {
+    const repo = makeRepo({ files: { 'README.md': '# r\n' } });
+    const remote = mkdtempSync(path.join(os.tmpdir(), 'vigil-origin-'));
+    execFileSync('git', ['init', '-q', '--bare'], { cwd: remote });
+    execFileSync('git', ['remote', 'add', 'origin', remote], { cwd: repo });
+    execFileSync('git', ['branch', 'vigil/run-scripted'], { cwd: repo });
+    return repo;
+  };
+  const ask = (repo: string) => ({
+    repoPath: repo,
+    runId: 'run-scripted',
+    branch: 'vigil/run-scripted',
+    title: 'Slugify helper',
+    body: 'the workflow’s own report',
+    reportFromStore: true,
+  });
+
+  it("is the run's report from the worker's own store, as `vigil report <id> --format md` renders it", async () => {
+    const { ghDir } = fakeGh();
+    const repo = repoWithRemote();
+    const r = await withEnv({ DATABASE_URL: tp.server.url, VIGIL_DATABASE_URL: undefined, PATH: `${ghDir}:${process.env.PATH}` }, () =>
+      openPullRequest(ask(repo)),
+    );
+    expect(r.url).toBe('https://github.com/o/r/pull/7');
+    const expected = runMarkdown((await reportRun(db, 'run-scripted'))!);
+    expect(readFileSync(r.bodyPath!, 'utf8')).toBe(expected);
+  });
+
+  it('falls back to the workflow’s report, saying why, on a worker without a store', async () => {
+    const { ghDir } = fakeGh();
+    const repo = repoWithRemote();
+    const r = await withEnv({ DATABASE_URL: undefined, VIGIL_DATABASE_URL: undefined, PATH: `${ghDir}:${process.env.PATH}` }, () =>
+      openPullRequest(ask(repo)),
+    );
+    const body = readFileSync(r.bodyPath!, 'utf8');
+    expect(body.startsWith('the workflow’s own report\n\n_The event store')).toBe(true);
+    expect(body).toContain('DATABASE_URL is not set');
   });
 });

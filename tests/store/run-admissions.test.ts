@@ -9,7 +9,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { admissionStore } from '../../activities/admission-record.js';
-import { authorizeCall, checkAdmission, runSecret, signRun, startClaims } from '../../activities/run-authorization.js';
+import { authorizeCall, checkAdmission } from '../../activities/run-authorization.js';
+import { runSecret, signRun, startClaims } from '../../lib/run-signing.js';
 import { defaultKnobs } from '../../schemas/knobs.js';
 import { useStorePostgres } from '../support/store-postgres.js';
 

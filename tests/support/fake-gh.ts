@@ -3,10 +3,13 @@
  * put first on the PATH of a worker running in the test's process, it records every call's argv
  * as a JSON line, answers as an installed, logged-in gh, and remembers the pull requests it
  * "opened" so that `gh pr list --head B` finds them, as GitHub would; `gh pr comment` answers as
- * posted (its --body-file is the run's own file, read by the test). Pushes are real: they go to
- * the test's bare remote.
+ * posted (its --body-file is the run's own file, read by the test). `gh api graphql` (the poller's
+ * one call, activities/pr-poll.ts) answers what GitHub would say of the pull request: the test
+ * writes it as `{"data": {"resource": …}}` into the repository's `.git/fake-github-pr.json`
+ * (`setFakePullRequest`); without that file it fails as gh does when GitHub cannot be reached.
+ * Pushes are real: they go to the test's bare remote.
  */
-import { chmodSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
@@ -27,6 +30,12 @@ if (a[0] === 'auth') { console.log('Logged in to github.com'); process.exit(0); 
 if (a[0] === 'pr' && a[1] === 'list') { if (opened().includes(head)) console.log(${JSON.stringify(url)}); process.exit(0); }
 if (a[0] === 'pr' && a[1] === 'create') { fs.appendFileSync(${JSON.stringify(ghOpened)}, head + '\\n'); console.log(${JSON.stringify(url)}); process.exit(0); }
 if (a[0] === 'pr' && a[1] === 'comment') { process.exit(0); }
+if (a[0] === 'api' && a[1] === 'graphql') {
+  const answer = require('node:path').join(process.cwd(), '.git', 'fake-github-pr.json');
+  if (!fs.existsSync(answer)) { console.error('error connecting to api.github.com'); process.exit(1); }
+  process.stdout.write(fs.readFileSync(answer, 'utf8'));
+  process.exit(0);
+}
 process.exit(2);
 `,
   );
@@ -42,4 +51,12 @@ process.exit(2);
           .map((c) => c.argv)
       : [];
   return { ghDir, ghCallsIn };
+}
+
+/** What the fake gh's `gh api graphql` answers in `repo`: the pull request as GitHub's GraphQL API gives it (`resource`). */
+export function setFakePullRequest(repo: string, resource: Record<string, unknown>): void {
+  // Whole or not at all: a poll never reads it half-written.
+  const file = path.join(repo, '.git', 'fake-github-pr.json');
+  writeFileSync(`${file}.tmp`, JSON.stringify({ data: { resource } }));
+  renameSync(`${file}.tmp`, file);
 }

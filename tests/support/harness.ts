@@ -197,6 +197,7 @@ export function runInput(repoPath: string, scenarioFile: string, knobs: Partial<
     prdTitle: 'Sample PRD',
     repoPath,
     knobs: { ...defaultKnobs(), agentCommand: [SCRIPTED_AGENT, '--scenario', scenarioFile], ...TEST_TIMING, ...knobs },
+    loopRules: 1,
   };
 }
 

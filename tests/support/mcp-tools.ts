@@ -13,5 +13,8 @@ export const MCP_TOOLS: readonly string[] = [
   'vigil_checkpoints',
   'vigil_report',
   'vigil_memory_search',
+  'vigil_memory_store_pattern',
+  'vigil_memory_consolidate',
+  'vigil_code_search',
   'vigil_task_complete',
 ];

@@ -18,7 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runAcceptance, sealAcceptance, sealedDir } from '../../activities/acceptance.js';
 import { inspectAcceptanceDir } from '../../lib/acceptance-files.js';
 import { acceptanceStatusLine } from '../../cli/status.js';
-import { sandboxPlatform } from '../../activities/sandbox.js';
+import { sandboxPlatform } from '../../lib/sandbox-host.js';
 import type { AcceptanceResult, SealAcceptanceResult } from '../../schemas/acceptance.js';
 import { acceptanceCommandLine, acceptanceFindings, acceptanceVerdict, testName } from '../../rules/acceptance.js';
 import { RUNNERS } from '../support/cheat-corpus.js';

@@ -19,13 +19,14 @@ import path from 'node:path';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { pad, privateRunDir } from '../../activities/artifacts.js';
+import { pad } from '../../activities/artifacts.js';
 import { parseJunit } from '../../lib/gates/test-report.js';
-import { sandboxPlatform } from '../../activities/sandbox.js';
+import { sandboxPlatform } from '../../lib/sandbox-host.js';
 import { runTests } from '../../activities/tests.js';
 import type { RunTestsInput, TestResult } from '../../schemas/activities.js';
 import { git, ROOT } from '../support/harness.js';
 import { patient } from '../support/patience.js';
+import { privateRunDir } from '../../lib/paths.js';
 
 interface Repo {
   name: string;
@@ -96,11 +97,13 @@ const JS_REPO: Repo = {
       "import { expect, it } from 'vitest';\nimport { div } from '../src/div.mjs';\nit('divs', () => expect(div(6, 3)).toBe(2));\n",
     'tests/report.test.mjs':
       "import { execFileSync } from 'node:child_process';\nimport { expect, it } from 'vitest';\nit('reports', () => " +
-      "expect(execFileSync(process.execPath, ['scripts/report.mjs'], { encoding: 'utf8' })).toBe('total: 3\\n'));\n",
+      "expect(execFileSync(process.execPath, ['scripts/report.mjs'], { encoding: 'utf8' })).toBe('total: 3\\n'), 60_000);\n",
   },
   touchAdd: { 'src/add.mjs': 'export const add = (a, b) => a + b;\nexport const add3 = (a, b, c) => a + b + c;\n' },
   breakScript: { 'scripts/report.mjs': "console.log('total: 4');\n" },
   fixScript: { 'scripts/report.mjs': "console.log('total: 3');\n" },
+  // 'reports' starts a Node process, so it has a time limit of its own (here and for jest): the
+  // runners' default of 5 s is missed by a sandboxed Node start on a loaded machine.
   // A harness file vitest itself does not need to load here (a vitest.config would be bundled into
   // node_modules/.vite-temp, which this rig links read-only from the checkout).
   harness: { 'tsconfig.json': '{ "compilerOptions": { "strict": true } }\n' },
@@ -128,7 +131,7 @@ const JEST_REPO: Repo = {
     'tests/div.test.js': "const { div } = require('../src/div');\nit('divs', () => expect(div(6, 3)).toBe(2));\n",
     'tests/report.test.js':
       "const { execFileSync } = require('node:child_process');\nit('reports', () => expect(execFileSync(process.execPath, " +
-      "['scripts/report.js'], { encoding: 'utf8' })).toBe('total: 3\\n'));\n",
+      "['scripts/report.js'], { encoding: 'utf8' })).toBe('total: 3\\n'), 60_000);\n",
   },
   touchAdd: { 'src/add.js': 'exports.add = (a, b) => a + b;\nexports.add3 = (a, b, c) => a + b + c;\n' },
   breakScript: { 'scripts/report.js': "console.log('total: 4');\n" },

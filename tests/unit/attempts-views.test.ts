@@ -1,12 +1,16 @@
 /**
  * What the CLI and the console say of a run with attempts: `vigil status` with each running
- * attempt's own state, the lines `vigil watch` prints as it changes, and the runs list's words.
+ * attempt's own state, the lines `vigil watch` prints as it changes, the runs list's words, and the
+ * inbox's "pick an attempt" card, with the line it shows when the runs with attempts could not be
+ * listed (a real client whose server is not there: the list fails as it would).
  */
+import { Client, Connection } from '@temporalio/client';
 import { describe, expect, it } from 'vitest';
 import type { AttemptsStatus } from '../../schemas/attempts.js';
+import { patient } from '../support/patience.js';
 import { attemptsLines, liveAttempts } from '../../cli/attempts-status.js';
 import { progressLines } from '../../cli/attempts.js';
-import { attemptsRowStatus } from '../../cli/console/attempts-section.js';
+import { attemptsRowStatus, pickCards, runningAttempts } from '../../cli/console/attempts-section.js';
 
 const row = (n: number, state: 'running' | 'ended', status: string | null = null) => ({
   n,
@@ -66,4 +70,47 @@ describe('a run with attempts, as said', () => {
     ).toBe('2 attempts: council_approved (attempt 1)');
     expect(attemptsRowStatus(null)).toBe('attempts (no worker answered)');
   });
+});
+
+describe("the inbox's pick card", () => {
+  const waiting: AttemptsStatus = {
+    ...base,
+    runId: 'r<x>',
+    phase: 'waiting_for_pick',
+    attempts: [row(1, 'ended', 'council_approved'), row(2, 'ended', 'council_approved')],
+    why: "the council split; waiting for a person's pick: vigil pick r <1|2>",
+    comparison: { picks: [], packPath: '/p', decidedBy: 'rule', split: true, pickFrom: [1, 2] },
+  };
+
+  it('shows a run that waits for a pick with a button per attempt to pick from, its id escaped', () => {
+    const out = String(pickCards([waiting]));
+    expect(out).toContain('data-run="r&lt;x&gt;" data-kind="pick"');
+    expect(out).toContain('pick an attempt');
+    expect(out).toContain('hx-post="/runs/r%3Cx%3E/pick"');
+    expect(out.match(/<button name="attempt" value="\d" data-attempt="\d">Pick attempt \d<\/button>/g)).toHaveLength(2);
+    expect(out).not.toContain('attempts could not be listed');
+  });
+
+  it('says when the runs with attempts could not be listed, with or without cards', () => {
+    expect(String(pickCards([], 'run-a: no worker answered its status within 5 s'))).toContain(
+      '<p class="problem" id="attempts-problem">attempts could not be listed: run-a: no worker answered its status within 5 s</p>',
+    );
+    expect(String(pickCards([waiting], 'x'))).toContain('data-kind="pick"');
+  });
+
+  it(
+    'reports a list that failed as the problem, not as no run',
+    async () => {
+      // Nothing listens on port 1: the list fails at once (no retries asked of the client).
+      const connection = await Connection.lazy({ address: '127.0.0.1:1', interceptors: [] });
+      try {
+        const r = await runningAttempts(new Client({ connection, namespace: 'default' }));
+        expect(r.statuses).toEqual([]);
+        expect(r.problem).toMatch(/^the list of running runs failed: .+/);
+      } finally {
+        await connection.close();
+      }
+    },
+    patient(30_000),
+  );
 });

@@ -1,12 +1,14 @@
 /**
  * Attempts from the start: the pick rule among approved attempts, each attempt's budget, the
- * cycled agents and models, VIGIL_ATTEMPT's source, and what `vigil start --attempts` says.
+ * cycled agents and models, VIGIL_ATTEMPT's source, what `vigil start --attempts` says, and the
+ * VigilStatus search attribute a run with attempts keeps.
  */
 import { describe, expect, it } from 'vitest';
 import {
   attemptBudget,
   attemptOf,
   attemptsPullRequestBody,
+  attemptsSearchStatus,
   liveAttemptBudget,
   bestUnapproved,
   cycled,
@@ -106,5 +108,21 @@ describe('attempt helpers', () => {
       '3 attempts: up to 3× the spend of one run; the budget covers all of them: each attempt gets $10.00 of $30.00.',
     );
     expect(multiplierMessage(2, 0)).toContain('2 attempts: up to 2× the spend of one run; no budget is set');
+  });
+});
+
+describe('attemptsSearchStatus', () => {
+  const s = (phase: string, more: { paused?: unknown; stopping?: unknown; outcome?: { status: string } | null } = {}) =>
+    attemptsSearchStatus({ phase, outcome: null, ...more });
+  it('says what a single run would: starting, running, paused (also while a pick is waited for), stopping, the outcome', () => {
+    expect(s('starting')).toBe('starting');
+    for (const phase of ['running', 'picking', 'comparing', 'delivering']) expect(s(phase)).toBe('running');
+    expect(s('waiting_for_pick')).toBe('paused');
+    expect(s('running', { paused: { by: 'alice', reason: '' } })).toBe('paused');
+    expect(s('running', { paused: null, stopping: null })).toBe('running');
+    // A stop wins over a pause: the run is ending.
+    expect(s('running', { paused: { by: 'alice' }, stopping: { by: 'bob' } })).toBe('stopping');
+    expect(s('ended', { outcome: { status: 'council_approved' } })).toBe('council_approved');
+    expect(s('ended', { outcome: { status: 'stopped' }, stopping: { by: 'bob' } })).toBe('stopped');
   });
 });

@@ -20,7 +20,7 @@ import {
   readableLog,
   type BuildPlan,
 } from '../../activities/gates/build.js';
-import type { ToolRun } from '../../activities/gates/tools.js';
+import type { ToolRun } from '../../lib/gates/tools.js';
 import { ROOT } from '../support/harness.js';
 import { patient } from '../support/patience.js';
 

@@ -16,8 +16,9 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { isSilent, newestChange, silenceReason, silentForMs, watchSilence, type SilenceFacts } from '../../lib/call-silence.js';
 import { runProcess, supervisorPath, type ProcessResult, type ProcessSpec } from '../../activities/process.js';
 import { processesWithToken } from '../../lib/process-tree.js';
-import { configureSupervisor, daemonPid } from '../../activities/supervisor-client.js';
+import { configureSupervisor } from '../../activities/supervisor-client.js';
 import { readState } from '../../lib/supervisor-state.js';
+import { daemonPid } from '../../lib/supervisor-location.js';
 
 if (!existsSync(supervisorPath())) throw new Error(`${supervisorPath()} is missing: run \`npm run build\``);
 

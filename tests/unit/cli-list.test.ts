@@ -15,16 +15,19 @@ describe('listQuery', () => {
     expect(listQuery({})).toBe("(WorkflowType = 'vigilRun' OR WorkflowType = 'vigilAttempts')");
   });
 
-  it('filters on VigilStatus and on VigilRepo, the absolute path', () => {
-    expect(listQuery({ status: 'Paused' })).toBe("WorkflowType = 'vigilRun' AND VigilStatus = 'paused'");
+  it('filters on VigilStatus and on VigilRepo, the absolute path, runs with attempts included (they carry both)', () => {
+    const both = "(WorkflowType = 'vigilRun' OR WorkflowType = 'vigilAttempts')";
+    expect(listQuery({ status: 'Paused' })).toBe(`${both} AND VigilStatus = 'paused'`);
     expect(listQuery({ status: 'council_approved', repo: '/src/app' })).toBe(
-      "WorkflowType = 'vigilRun' AND VigilStatus = 'council_approved' AND VigilRepo = '/src/app'",
+      `${both} AND VigilStatus = 'council_approved' AND VigilRepo = '/src/app'`,
     );
-    expect(listQuery({ repo: 'app' })).toBe(`WorkflowType = 'vigilRun' AND VigilRepo = '${path.resolve('app')}'`);
+    expect(listQuery({ repo: 'app' })).toBe(`${both} AND VigilRepo = '${path.resolve('app')}'`);
   });
 
   it("escapes a quote or a backslash in a path, so a value cannot end the query's string", () => {
-    expect(listQuery({ repo: "/src/it's\\x" })).toBe("WorkflowType = 'vigilRun' AND VigilRepo = '/src/it\\'s\\\\x'");
+    expect(listQuery({ repo: "/src/it's\\x" })).toBe(
+      "(WorkflowType = 'vigilRun' OR WorkflowType = 'vigilAttempts') AND VigilRepo = '/src/it\\'s\\\\x'",
+    );
   });
 
   it('refuses a status VigilStatus never holds, naming the ones it does (exit 2)', () => {

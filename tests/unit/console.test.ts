@@ -14,10 +14,11 @@ import { stepsOf } from '../../cli/console/actions.js';
 import { chartsFromReport, chartsFromSnapshot, pauseLengths, waitingFor } from '../../cli/console/model.js';
 import { inboxCards, runSummary } from '../../cli/console/pages.js';
 import type { RunRow } from '../../cli/console/sources.js';
-import type { PauseEvent, RunReport } from '../../cli/report.js';
+import type { PauseEvent } from '../../cli/report.js';
 import type { RunEvent } from '../../schemas/events.js';
 import type { StatusSnapshot } from '../../schemas/status.js';
 import { statusSnapshot } from '../support/status-snapshot.js';
+import { type RunReport } from '../../lib/run-report.js';
 
 const NOW = new Date('2026-11-22T12:00:00Z');
 const pause = (reason: string, by = 'vigil') => ({ reason, by, at: '2026-11-22T11:00:00Z' });

@@ -10,9 +10,10 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, wr
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { deliverRun, ghReady, openPullRequest, runBranch } from '../../activities/deliver.js';
+import { deliverRun, openPullRequest } from '../../activities/deliver.js';
 import { ghCheck } from '../../cli/doctor.js';
-import { delivers, deliveryMessage, opensPullRequest, pullRequestTitle, runReportMarkdown } from '../../rules/delivery.js';
+import { delivers, deliveryMessage, opensPullRequest, pullRequestTitle, runReportMarkdown, runBranch } from '../../rules/delivery.js';
+import { ghReady } from '../../lib/gh.js';
 
 const dirs: string[] = [];
 afterEach(() => {

@@ -27,7 +27,7 @@ import { PROVIDERS, type ProviderName } from '../../lib/providers/index.js';
 import { clearProbeCache, presetFlags, probeCached, probeProvider } from '../../lib/providers/probe.js';
 import { doctorCommand, temporalCheck, type DoctorReport, type TemporalStatus } from '../../cli/doctor.js';
 import { OLDEST_REPLAYED_RELEASE, windowReport } from '../../rules/release-window.js';
-import { sandboxPlatform } from '../../activities/sandbox.js';
+import { sandboxPlatform } from '../../lib/sandbox-host.js';
 import { cgroupProbe } from '../../lib/sandbox-cgroups.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');

@@ -16,6 +16,7 @@ import { packValue, unpackValue, type Json } from '../../workflows/carried-state
 import { initialRunState } from '../../workflows/initial-state.js';
 import { followsPullRequest, newPullRequestState, nextPrStep, prEventDirective, receivePrEvent } from '../../rules/follow-pr.js';
 import { mapGithubEvent, verifySignature } from '../../cli/hooks.js';
+import { targets } from '../../cli/hooks-command.js';
 import { checksFromFile, prEventPayload } from '../../cli/pr-commands.js';
 import { statusLine } from '../../cli/follow.js';
 import type { StatusSnapshot } from '../../schemas/status.js';
@@ -170,6 +171,10 @@ describe('GitHub webhooks', () => {
       target: { repo: 'o/r', branch: null, prUrl: null, base: 'main' },
       event: { kind: 'base-moved' },
     });
+    expect(mapGithubEvent('push', { ref: 'refs/heads/main', repository: { ...repository, default_branch: 'main' } })).toEqual({
+      target: { repo: 'o/r', branch: null, prUrl: null, base: 'main', defaultBranch: 'main' },
+      event: { kind: 'base-moved' },
+    });
     expect(mapGithubEvent('push', { ref: 'refs/heads/main', deleted: true, repository })).toHaveProperty('ignored');
     expect(mapGithubEvent('push', { ref: 'refs/tags/v1', repository })).toHaveProperty('ignored');
   });
@@ -190,6 +195,47 @@ describe('GitHub webhooks', () => {
       mapGithubEvent('star', { action: 'created', repository }),
     ];
     for (const m of ignored) expect(m).toHaveProperty('ignored');
+  });
+});
+
+describe('a push to a base, mapped to the runs whose pull request goes into it', () => {
+  const follows = (pr: Record<string, unknown>, outcome: unknown = null): StatusSnapshot =>
+    ({
+      workflowId: 'r',
+      outcome,
+      pullRequest: { url: 'https://github.com/o/r/pull/7', branch: 'vigil/r', since: '', waiting: true, taken: [], queued: 0, ...pr },
+    }) as unknown as StatusSnapshot;
+  const push = (base: string, defaultBranch?: string) => ({
+    repo: 'o/r',
+    branch: null,
+    prUrl: null,
+    base,
+    ...(defaultBranch ? { defaultBranch } : {}),
+  });
+
+  it('a run that kept its base: a push to that base, and to no other branch', () => {
+    expect(targets(follows({ base: 'release' }), push('release', 'main'))).toBe(true);
+    expect(targets(follows({ base: 'release' }), push('main', 'main'))).toBe(false);
+    // Another repository's release branch, a run that ended, the run's own branch: not its base.
+    expect(targets(follows({ base: 'release' }), { ...push('release'), repo: 'o/other' })).toBe(false);
+    expect(targets(follows({ base: 'release' }, { status: 'merged' }), push('release'))).toBe(false);
+    expect(targets(follows({ base: 'vigil/r' }), push('vigil/r'))).toBe(false);
+  });
+
+  it('a run that kept no base (opened without one, or before runs kept it): a push to the default branch finds it', () => {
+    expect(targets(follows({}), push('main', 'main'))).toBe(true);
+    expect(targets(follows({ base: null }), push('main', 'main'))).toBe(true);
+    // Not a push to another branch, nor one whose payload does not say which branch is the default.
+    expect(targets(follows({}), push('feature', 'main'))).toBe(false);
+    expect(targets(follows({}), push('main'))).toBe(false);
+    // Nor the run's own branch, even were it the default.
+    expect(targets(follows({}), push('vigil/r', 'vigil/r'))).toBe(false);
+  });
+
+  it('a run that kept no base but updated onto one: the base its update found', () => {
+    const updated = { updates: [{ at: '', result: 'current', mode: 'rebase', base: 'develop', commit: null, note: '' }] };
+    expect(targets(follows(updated), push('develop', 'main'))).toBe(true);
+    expect(targets(follows(updated), push('main', 'main'))).toBe(false);
   });
 });
 

@@ -18,7 +18,7 @@ import { runAgent } from '../../activities/agent.js';
 import { deliverRun } from '../../activities/deliver.js';
 import { git as vigilGit, workingTreeHash } from '../../activities/git.js';
 import { inspectRepo, prepareRun } from '../../activities/repo.js';
-import { sandboxPlatform } from '../../activities/sandbox.js';
+import { sandboxPlatform } from '../../lib/sandbox-host.js';
 import type { AgentResult, RunAgentInput } from '../../schemas/activities.js';
 import { ROOT } from '../support/harness.js';
 

@@ -4,6 +4,8 @@
  * command (lib/git-env.ts: which configuration entries are the repository's, which the
  * agent could write, what is neutralised), and a repository whose own configuration runs things
  * (fsmonitor, hooks, a clean filter): Vigil's git runs none of them, the person's git still does.
+ * Last, a changed layout refused by the library (the CLI's git) and by the activities, which say it
+ * to Temporal as a non-retryable UnsafeRepository failure.
  */
 import { execFileSync } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -11,7 +13,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentWritable, neutralisedSettings, parseConfigList, type ConfigEntry, type GitDirs } from '../../lib/git-env.js';
+import { ApplicationFailure } from '@temporalio/common';
 import { gitEnvFor, runGit } from '../../activities/git-helper.js';
+import { git as activityGit, workingTreeHash } from '../../activities/git.js';
+import { restoreWorkingTree } from '../../activities/checkpoints.js';
+import { UnsafeRepositoryError } from '../../lib/git-helper.js';
+import { git as libGit } from '../../lib/git.js';
+import { FAILURE_TYPES } from '../../schemas/activities.js';
 import { readGitDirs, recordGitLayout, UnsafeGitLayout } from '../../lib/git-layout.js';
 import { checkGitLayout } from '../../lib/git-quarantine.js';
 
@@ -140,5 +148,48 @@ describe("the environment of Vigil's git", () => {
     git(r, 'status');
     git(r, 'add', 'b.txt');
     expect(readdirSync(marks).sort()).toEqual(['filter', 'fsmonitor', 'post-index-change'].sort());
+  });
+});
+
+describe('a repository whose git was changed under the run, refused in each layer', () => {
+  const rewired = (name: string): string => {
+    const r = repo(name);
+    writeFileSync(path.join(r, '.git', 'commondir'), '/elsewhere\n');
+    return r;
+  };
+
+  it('the library (the CLI) refuses with the findings and the repository, running no git', async () => {
+    const r = rewired('lib-refusal');
+    const err = await libGit(r, ['status']).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(UnsafeRepositoryError);
+    expect((err as UnsafeRepositoryError).repoPath).toBe(r);
+    expect((err as Error).message).toMatch(/the repository's git was changed under the run, and Vigil's git does not follow it/);
+    expect((err as Error).message).toContain('commondir');
+  });
+
+  it('the activities say the same refusal to Temporal: UnsafeRepository, not retried', async () => {
+    for (const call of [
+      (r: string) => runGit(r, ['status']),
+      (r: string) => activityGit(r, ['status']),
+      (r: string) => workingTreeHash(r),
+      (r: string) => restoreWorkingTree(r, '4b825dc642cb6eb9a060e54bf8d69288fbee4904'),
+    ]) {
+      const r = rewired(`activity-refusal-${Math.random().toString(36).slice(2, 8)}`);
+      const err = await call(r).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(ApplicationFailure);
+      expect((err as ApplicationFailure).type).toBe(FAILURE_TYPES.unsafeRepository);
+      expect((err as ApplicationFailure).nonRetryable).toBe(true);
+      expect((err as Error).message).toMatch(/Vigil's git does not follow it/);
+    }
+  });
+
+  it('an ordinary failure stays as it is in both (a missing object is not a refusal)', async () => {
+    const r = repo('ordinary');
+    for (const call of [libGit, activityGit]) {
+      const err = await call(r, ['cat-file', '-p', 'no-such-object']).catch((e: unknown) => e);
+      expect(err).not.toBeInstanceOf(ApplicationFailure);
+      expect(err).not.toBeInstanceOf(UnsafeRepositoryError);
+      expect((err as Error).message).toMatch(/git cat-file -p no-such-object failed/);
+    }
   });
 });

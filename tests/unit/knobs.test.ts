@@ -145,8 +145,9 @@ const CASES: Record<KnobName, Cases> = {
       ['gemini', 'gemini'],
       ['aider', 'aider'],
       ['opencode', 'opencode'],
+      ['cline', 'cline'],
     ],
-    bad: ['', 'cline', 'commands', 'claude-code'],
+    bad: ['', 'clines', 'commands', 'claude-code'],
   },
   agentCommand: {
     good: [
@@ -202,8 +203,9 @@ const CASES: Record<KnobName, Cases> = {
       ['', ''],
       ['codex', 'codex'],
       [' Codex,gemini ', 'codex,gemini'],
+      ['codex,cline', 'codex,cline'],
     ],
-    bad: ['command', 'codex,cline', 'x'.repeat(201)],
+    bad: ['command', 'codex,clines', 'x'.repeat(201)],
   },
   failoverAfterSeconds: intCases(0, 604_800),
   providerBreaker: boolCases,
@@ -318,6 +320,23 @@ const CASES: Record<KnobName, Cases> = {
   },
   stagnationLimit: intCases(1, 10_000),
   doneSignalLimit: intCases(1, 10_000),
+  onStuck: {
+    good: [
+      ['stop', 'stop'],
+      [' Fork ', 'fork'],
+    ],
+    bad: ['branch', ''],
+  },
+  forkAttempts: intCases(1, 9),
+  forkWith: {
+    good: [
+      ['', ''],
+      ['tier:planning', 'tier:planning'],
+      [' model:opus,agent:codex+tier:fast ', 'model:opus,agent:codex+tier:fast'],
+      ['agent:claude+model:sonnet, model:strong', 'agent:claude+model:sonnet, model:strong'],
+    ],
+    bad: ['opus', 'agent:gpt', 'tier:high', 'model:', 'colour:red', `model:${'x'.repeat(201)}`],
+  },
   evidenceGate: boolCases,
   evidenceSecretScan: boolCases,
   evidenceNoTestsAffirmative: boolCases,
@@ -338,6 +357,15 @@ const CASES: Record<KnobName, Cases> = {
   },
   followPr: boolCases,
   followPrDays: intCases(1, 365),
+  prPollEvery: {
+    good: [
+      ['0', 0],
+      ['90', 90],
+      [' 10m ', 600],
+      ['1d', 86_400],
+    ],
+    bad: ['2d', '-1', '1.5h', '10 minutes', ''],
+  },
   prUpdate: {
     good: [
       ['rebase', 'rebase'],
@@ -365,6 +393,8 @@ const CASES: Record<KnobName, Cases> = {
   uncertaintyRounds: intCases(1, 100),
   uncertaintyNoChangeMin: intCases(0, 10_000),
   uncertaintySplitRounds: intCases(1, 100),
+  selfHeal: boolCases,
+  iterationGrace: boolCases,
   notifyWebhookUrl: urlCases,
   notifySlackWebhookUrl: urlCases,
   notifyDiscordWebhookUrl: urlCases,

@@ -19,7 +19,7 @@ import {
   type IterationTrace,
   type RunEnd,
 } from '../../rules/lasting-memory.js';
-import { CHARS_PER_TOKEN, retrieve, taskTypeOf, TASK_WEIGHTS, type StoredItem } from '../../rules/memory-retrieval.js';
+import { CHARS_PER_TOKEN, memoryTopics, retrieve, taskTypeOf, TASK_WEIGHTS, type StoredItem } from '../../rules/memory-retrieval.js';
 
 const GH_TOKEN = 'ghp_' + 'a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8';
 
@@ -266,6 +266,24 @@ describe('signature helpers', () => {
     ).toBe('Expected values to be strictly equal: 4 !== 3');
     expect(errorLine('ok\nTypeError: x is not a function\n    at y')).toBe('TypeError: x is not a function');
     expect(errorLine('all good')).toBeNull();
+  });
+});
+
+describe('the index (memoryTopics)', () => {
+  it('counts each topic per kind, the fullest topic first, then by name; nothing is an empty index', () => {
+    const items = [
+      { topic: 'tests', kind: 'pattern' },
+      { topic: 'council', kind: 'pattern' },
+      { topic: 'tests', kind: 'anti_pattern' },
+      { topic: 'tests', kind: 'pattern' },
+      { topic: 'agent', kind: 'skill' },
+    ];
+    expect(memoryTopics(items)).toEqual([
+      { topic: 'tests', count: 3, kinds: { pattern: 2, anti_pattern: 1 } },
+      { topic: 'agent', count: 1, kinds: { skill: 1 } },
+      { topic: 'council', count: 1, kinds: { pattern: 1 } },
+    ]);
+    expect(memoryTopics([])).toEqual([]);
   });
 });
 

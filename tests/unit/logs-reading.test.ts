@@ -12,7 +12,7 @@ import { describe, expect, it } from 'vitest';
 import { readRunHandoff } from '../../activities/logs.js';
 import { isUnsupported } from '../../cli/host-read.js';
 import { finishedNote, nextIteration, pauseNote, waitingNote } from '../../cli/logs.js';
-import { neutraliseLine, neutraliseText } from '../../cli/terminal-text.js';
+import { neutraliseLine, neutraliseText } from '../../lib/terminal-text.js';
 import type { RunView } from '../../cli/steer.js';
 import type { StatusSnapshot } from '../../schemas/status.js';
 

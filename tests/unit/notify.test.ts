@@ -341,6 +341,21 @@ describe('ledger and local channels', () => {
     expect(recs[1]).toMatchObject({ event: 'paused', severity: 'info', dedupeKey: 'k2' });
   });
 
+  it('a file already holding the notification is not written again (a worker killed before the ledger), another one is', async () => {
+    const file = path.join(tmp(), 'notes.jsonl');
+    // No ledger: the file is its own record of what it got.
+    const first = await deliverNotification(input({ file }));
+    const again = await deliverNotification(input({ file }));
+    expect(first.results[0]).toMatchObject({ channel: 'file', ok: true });
+    expect(again.results[0]).toMatchObject({ channel: 'file', ok: true, skipped: true, attempts: 0 });
+    await deliverNotification(input({ file }, { notification: { ...NOTE, dedupeKey: `${NOTE.dedupeKey}:other` } }));
+    const keys = readFileSync(file, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => (JSON.parse(l) as { dedupeKey: string }).dedupeKey);
+    expect(keys).toEqual([NOTE.dedupeKey, `${NOTE.dedupeKey}:other`]);
+  });
+
   it('an unwritable file is a failed channel, not an exception', async () => {
     const dir = tmp();
     writeFileSync(path.join(dir, 'plain'), 'x');

@@ -128,4 +128,27 @@ describe('updatePrBranch', () => {
     expect(r).toMatchObject({ result: 'failed', note: 'the repository has no remote: the base cannot be fetched' });
     expect(git(repo, 'rev-parse', branch)).toBe(tip);
   });
+
+  it('the base the run kept is the one moved onto, whatever branch the person is on now', async () => {
+    const { repo, remote, branch } = await delivered();
+    const base = moveBase(remote, 'b.txt', 'base\n');
+    // The person has since moved to a branch of their own (the base the run would otherwise guess).
+    git(repo, 'checkout', '-q', '-b', 'elsewhere');
+    const r = await updatePrBranch({ repoPath: repo, runId: 'r1', branch, mode: 'rebase', base: 'main' });
+    expect(r).toMatchObject({ result: 'updated', base: 'main' });
+    expect(git(repo, 'rev-parse', `${branch}^`)).toBe(base);
+    // The control: without the kept base the person's branch is taken for it, and there is nothing to move onto.
+    const guessed = await updatePrBranch({ repoPath: repo, runId: 'r1', branch, mode: 'rebase' });
+    expect(guessed).toMatchObject({ result: 'failed', base: 'elsewhere' });
+  });
+
+  it("a detached HEAD and no remote HEAD known here: the base is the remote's default branch, as the remote says", async () => {
+    const { repo, remote, branch } = await delivered();
+    git(remote, 'symbolic-ref', 'HEAD', 'refs/heads/main');
+    const base = moveBase(remote, 'b.txt', 'base\n');
+    git(repo, 'checkout', '-q', '--detach');
+    const r = await updatePrBranch({ repoPath: repo, runId: 'r1', branch, mode: 'rebase' });
+    expect(r).toMatchObject({ result: 'updated', base: 'main' });
+    expect(git(repo, 'rev-parse', `${branch}^`)).toBe(base);
+  });
 });

@@ -2,7 +2,7 @@
  * The life of a followed pull request wherever a person looks (rules/pr-life.ts and its readers):
  * where it stands from the status snapshot, `vigil status`'s text, the Temporal UI's card, the
  * console's run-page section and inbox line, and the report's "Pull request" section made from the
- * journalled events (cli/report-pr.ts). Snapshots as the `status` query answers them (parsed by its
+ * journalled events (lib/report-pr.ts). Snapshots as the `status` query answers them (parsed by its
  * schema); nothing is faked.
  */
 import { describe, expect, it } from 'vitest';
@@ -10,13 +10,13 @@ import { prSection } from '../../cli/console/pr-section.js';
 import { inboxCards } from '../../cli/console/pages.js';
 import { waitingFor } from '../../cli/console/model.js';
 import type { RunRow } from '../../cli/console/sources.js';
-import { pullRequestLines, pullRequestReport } from '../../cli/report-pr.js';
-import { runMarkdown, runText, type RunReport } from '../../cli/report.js';
+import { pullRequestLines, pullRequestReport } from '../../lib/report-pr.js';
+import { runMarkdown, runText, type RunReport } from '../../lib/run-report.js';
 import { printStatus } from '../../cli/status.js';
 import { prLife, prLifeLines, prNumber, prState } from '../../rules/pr-life.js';
 import type { RunEvent } from '../../schemas/events.js';
 import type { StatusSnapshot } from '../../schemas/status.js';
-import { currentDetails } from '../../workflows/ui.js';
+import { currentDetails } from '../../rules/ui.js';
 import { statusSnapshot } from '../support/status-snapshot.js';
 
 const URL7 = 'https://github.com/o/r/pull/7';

@@ -28,8 +28,9 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { Info as ActivityInfo } from '@temporalio/activity';
 import { setHeartbeatSendMs } from '../../activities/heartbeat.js';
 import { killSurvivor, runProcess, supervisorPath, type ProcessResult, type ProcessSpec } from '../../activities/process.js';
-import { configureSupervisor, daemonPid, daemonSocketPath, type SupervisorMode } from '../../activities/supervisor-client.js';
+import { configureSupervisor } from '../../activities/supervisor-client.js';
 import { readState, type SupervisorState } from '../../lib/supervisor-state.js';
+import { daemonPid, daemonSocketPath, type SupervisorMode } from '../../lib/supervisor-location.js';
 
 if (!existsSync(supervisorPath())) throw new Error(`${supervisorPath()} is missing: run \`npm run build\` (npm test does it for you)`);
 
@@ -830,7 +831,7 @@ describe('the heartbeat line', () => {
 
 describe("the child's environment", () => {
   it("never carries the worker's Temporal, codec, secret or event-store settings", async () => {
-    const { inheritedEnv } = await import('../../activities/process.js');
+    const { inheritedEnv } = await import('../../lib/child-env.js');
     const saved = { ...process.env };
     try {
       Object.assign(process.env, {

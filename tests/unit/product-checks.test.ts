@@ -16,7 +16,7 @@ import {
   parseMeasurement,
   perfVerdict,
 } from '../../activities/gates/product-checks.js';
-import type { ToolRun } from '../../activities/gates/tools.js';
+import type { ToolRun } from '../../lib/gates/tools.js';
 
 const run = (o: Partial<ToolRun>): ToolRun => ({
   exitCode: 0,

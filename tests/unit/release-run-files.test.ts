@@ -9,7 +9,7 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, wri
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { releaseRunFiles } from '../../activities/sandbox.js';
+import { releaseRunFiles } from '../../lib/sandbox.js';
 
 let home: string;
 const saved = process.env.VIGIL_HOME;

@@ -299,6 +299,23 @@ describe('inspectRepo', () => {
     expect(gone.sinceLast).toBeNull();
   });
 
+  it('seed row sensitive-file: names the changed files that hold secrets among all of them, not only the 50 it lists', async () => {
+    const { repo, sha } = committedRepo();
+    const before = await workingTreeHash(repo);
+    // An agent hiding a key behind 60 ordinary files (sorted after them), with a sample .env beside it.
+    for (let i = 0; i < 60; i++) write(repo, `a/m${String(i).padStart(2, '0')}.ts`, `export const m = ${i};\n`);
+    write(repo, 'z/deploy/prod.key', 'k\n');
+    write(repo, 'z/.env.example', 'X=\n');
+    const snap = await inspectRepo({ repoPath: repo, runStartSha: sha, previousTree: before });
+    expect(snap.sinceLast?.paths).toHaveLength(50);
+    expect(snap.sinceLast?.paths).not.toContain('z/deploy/prod.key');
+    expect(snap.sinceLast?.sensitive).toEqual(['z/deploy/prod.key']);
+    // The honest control: ordinary files only, no field at all.
+    const mid = await workingTreeHash(repo);
+    write(repo, 'src/environment.ts', 'export const env = 1;\n');
+    expect((await inspectRepo({ repoPath: repo, runStartSha: sha, previousTree: mid })).sinceLast).not.toHaveProperty('sensitive');
+  });
+
   it('counts files, insertions and deletions vs the run start, including untracked files', async () => {
     const { repo, sha } = committedRepo();
     write(repo, 'a.txt', 'one\nTWO\nthree\nfour\n'); // 1 line changed, 1 added: +2 -1

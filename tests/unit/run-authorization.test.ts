@@ -9,15 +9,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { ApplicationFailure } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
-import {
-  authorizeCall,
-  authorizeExecution,
-  checkAdmission,
-  knobsGivenDigest,
-  runSecret,
-  signRun,
-  startClaims,
-} from '../../activities/run-authorization.js';
+import { authorizeCall, authorizeExecution, checkAdmission } from '../../activities/run-authorization.js';
+import { knobsGivenDigest, runSecret, signRun, startClaims } from '../../lib/run-signing.js';
 import { canonicalTasks, type RunClaims } from '../../schemas/authorization.js';
 import { defaultKnobs } from '../../schemas/knobs.js';
 

@@ -25,14 +25,15 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BRIDGE_PROTOCOL, goBridgePath, sandboxBridge } from '../../activities/sandbox-bridge-choice.js';
+import { BRIDGE_PROTOCOL, goBridgePath, sandboxBridge } from '../../lib/sandbox-bridge-choice.js';
 import { SANDBOX_BRIDGE_PATH } from '../../lib/sandbox-policy.js';
 import { startSandboxProxy } from '../../lib/sandbox-proxy.js';
-import { describeSandbox, prepareSandbox, sandboxPlatform, sandboxReport } from '../../activities/sandbox.js';
+import { prepareSandbox, sandboxReport } from '../../lib/sandbox.js';
 import { PACKAGE_NAME } from '../../lib/paths.js';
 import { BRIDGE_BUILD_ENV, setupSandboxBridge } from '../../workers/sandbox-bridge-setup.js';
 import { hasGo } from '../support/go.js';
 import { ROOT } from '../support/harness.js';
+import { describeSandbox, sandboxPlatform } from '../../lib/sandbox-host.js';
 
 const sandboxable = sandboxPlatform().problem === null;
 

@@ -5,7 +5,7 @@
  * proxy socket: a connection to the proxy port is passed through unchanged, a loopback port is
  * tunnelled with CONNECT and closed when the proxy refuses, a proxy that comes up late is waited
  * for, the command's exit status and a fatal signal are passed back, and a signal sent to the
- * bridge reaches the command. Then which build a worker picks (activities/sandbox-bridge-choice.ts)
+ * bridge reaches the command. Then which build a worker picks (lib/sandbox-bridge-choice.ts)
  * and that a sandboxed call runs it. The bridges run here outside bubblewrap (on free ports of the
  * host's loopback); tests/unit/sandbox.test.ts runs the chosen one inside it against a hostile
  * agent. The Node bridge runs from dist/: `npm run build`.
@@ -16,12 +16,13 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
-import { BRIDGE_CA_VARIABLE, BRIDGE_PROTOCOL, bridgeEnv, goBridgePath, sandboxBridge } from '../../activities/sandbox-bridge-choice.js';
-import { compiledModule } from '../../activities/supervisor-client.js';
-import { describeSandbox, prepareSandbox, sandboxPlatform } from '../../activities/sandbox.js';
+import { BRIDGE_CA_VARIABLE, BRIDGE_PROTOCOL, bridgeEnv, goBridgePath, sandboxBridge } from '../../lib/sandbox-bridge-choice.js';
+import { compiledModule } from '../../lib/supervisor-location.js';
+import { prepareSandbox } from '../../lib/sandbox.js';
 import { SANDBOX_BRIDGE_PATH } from '../../lib/sandbox-policy.js';
 import { hasGo } from '../support/go.js';
 import { ROOT } from '../support/harness.js';
+import { describeSandbox, sandboxPlatform } from '../../lib/sandbox-host.js';
 
 let root: string;
 

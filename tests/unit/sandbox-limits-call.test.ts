@@ -19,7 +19,7 @@ import { DefaultLogger } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { runAgent } from '../../activities/agent.js';
 import { supervisorPath } from '../../activities/process.js';
-import { sandboxPlatform } from '../../activities/sandbox.js';
+import { sandboxPlatform } from '../../lib/sandbox-host.js';
 import { cgroupProbe } from '../../lib/sandbox-cgroups.js';
 import { runTests } from '../../activities/tests.js';
 import type { AgentResult, RunAgentInput, RunTestsInput, TestResult } from '../../schemas/activities.js';

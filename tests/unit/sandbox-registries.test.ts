@@ -22,7 +22,7 @@ import { DefaultLogger } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runAgent } from '../../activities/agent.js';
 import { runTests } from '../../activities/tests.js';
-import { sandboxPlatform } from '../../activities/sandbox.js';
+import { sandboxPlatform } from '../../lib/sandbox-host.js';
 import { supervisorPath } from '../../activities/process.js';
 import type { AgentResult, RunAgentInput, RunTestsInput, TestResult } from '../../schemas/activities.js';
 import { fetchLogPath } from '../../schemas/paths.js';

@@ -8,7 +8,7 @@ import { RunAgentInputSchema } from '../../schemas/activities.js';
 import { defaultKnobs } from '../../schemas/knobs.js';
 import { MAX_RUN_DENIALS, MAX_RUN_LIMIT_HITS, SandboxStateSchema, type SandboxReport, type SandboxState } from '../../schemas/sandbox.js';
 import { mergedDenials, noteSandbox, sandboxArgs } from '../../rules/sandbox.js';
-import { deniedLines, sandboxLine } from '../../workflows/ui.js';
+import { deniedLines, sandboxLine } from '../../rules/ui.js';
 
 const empty: SandboxState = SandboxStateSchema.parse({ last: null, denied: [], deniedTotal: 0, unsandboxedCalls: 0 });
 const applied = (denied: SandboxReport['denied'] = []): SandboxReport => ({

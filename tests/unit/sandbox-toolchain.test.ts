@@ -10,7 +10,7 @@ import path from 'node:path';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sandboxPlatform } from '../../activities/sandbox.js';
+import { sandboxPlatform } from '../../lib/sandbox-host.js';
 import { credentialPaths, toolchainPaths } from '../../lib/sandbox-toolchain.js';
 import { runTests } from '../../activities/tests.js';
 import type { TestResult } from '../../schemas/activities.js';

@@ -12,8 +12,9 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runAgent } from '../../activities/agent.js';
-import { sandboxPlatform, worktreeCommonDir } from '../../activities/sandbox.js';
+import { worktreeCommonDir } from '../../lib/sandbox.js';
 import type { AgentResult, RunAgentInput } from '../../schemas/activities.js';
+import { sandboxPlatform } from '../../lib/sandbox-host.js';
 
 const saved = { ...process.env };
 let root: string;

@@ -12,14 +12,15 @@ import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFile
 import http from 'node:http';
 import net from 'node:net';
 import os from 'node:os';
+import { FAILURE_TYPES } from '../../schemas/activities.js';
 import path from 'node:path';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, inject, it, onTestFinished } from 'vitest';
 import { runAgent } from '../../activities/agent.js';
 import { runTests } from '../../activities/tests.js';
-import { runTool } from '../../activities/gates/tools.js';
-import { describeSandbox, sandboxPlatform, workerSandboxMode } from '../../activities/sandbox.js';
+import { runTool } from '../../lib/gates/tools.js';
+import { describeSandbox, sandboxPlatform, workerSandboxMode } from '../../lib/sandbox-host.js';
 import { supervisorPath } from '../../activities/process.js';
 import type { AgentResult, RunAgentInput, RunTestsInput, TestResult } from '../../schemas/activities.js';
 import type { SandboxReport } from '../../schemas/sandbox.js';
@@ -360,6 +361,11 @@ describe.runIf(sandboxable)('the sandbox against a hostile agent', () => {
           ].join(''),
         ),
       );
+      // As an agent that cannot run: not retried, the run ends agent_not_runnable.
+      await expect(agent({ ...input(ROLES[0], 24), sandbox: 'strict' })).rejects.toMatchObject({
+        type: FAILURE_TYPES.agentNotRunnable,
+        nonRetryable: true,
+      });
       // auto runs it unsandboxed there, and says why.
       const res = await agent({ ...input(ROLES[1], 23) });
       expect(res.sandbox).toMatchObject({

@@ -10,6 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { writeHandoff } from '../../activities/handoff.js';
+import { attemptsLog } from '../../rules/handoff-lines.js';
 import { readAgentSignals } from '../../activities/signals.js';
 import { readLearnings } from '../../activities/agent-notes.js';
 import { MEMORY_LIMITS } from '../../schemas/memory.js';
@@ -173,5 +174,65 @@ describe('writeHandoff', () => {
     // The same escalation written again (a retried activity) rewrites the same two files.
     const again = await writeHandoff(input);
     expect([again.jsonPath, again.markdownPath]).toEqual([r.jsonPath, r.markdownPath]);
+  });
+
+  it("seed: the escalation file's attempts log, and the session-end HANDOFF.md in the run folder", async () => {
+    const dir = repo();
+    const records = [1, 2, 3].map((i) => ({
+      iteration: i,
+      phase: 'ACT' as const,
+      tier: 'development' as const,
+      exitCode: i === 2 ? 1 : 0,
+      durationMs: 65_000,
+      logPath: `.vigil/runs/vigil-y/iteration-000${i}.log`,
+      attempts: 1,
+      claimed: i === 3,
+      changed: i !== 2,
+      filesChangedSinceStart: i,
+      treeHash: `t${i}`,
+      at: '2026-01-01T00:00:00Z',
+      provider: 'claude',
+      model: null,
+    }));
+    const base = {
+      runId: 'vigil-y',
+      repoPath: dir,
+      runStartSha: null,
+      iteration: 3,
+      mode: 'supervised' as const,
+      paused: false,
+      lastCouncil: null,
+      lastTests: null,
+      openQuestions: [],
+      attempts: attemptsLog(records),
+    };
+    const esc = await writeHandoff({
+      ...base,
+      reason: 'gate_failing',
+      headline: 'the build gate failed 3 times',
+      signals: ['build: exit 2'],
+    });
+    const escMd = readFileSync(esc.markdownPath, 'utf8');
+    expect(escMd).toContain('## What was tried');
+    expect(escMd).toContain(
+      '- iteration 2 (ACT, tier development, claude): failed (exit 1); no change; 1m 05s; log .vigil/runs/vigil-y/iteration-0002.log',
+    );
+    expect(escMd).toContain(
+      '- iteration 3 (ACT, tier development, claude): exit 0; changed the tree (3 file(s) changed since the start); claimed done',
+    );
+    expect(existsSync(path.join(dir, '.vigil/runs/vigil-y/HANDOFF.md'))).toBe(false); // an escalation is no session end
+    const end = await writeHandoff({ ...base, reason: 'session_end', headline: 'the run ended: max_iterations_reached', signals: ['cap'] });
+    const handoffMd = readFileSync(path.join(dir, '.vigil/runs/vigil-y/HANDOFF.md'), 'utf8');
+    expect(handoffMd).toBe(readFileSync(end.markdownPath, 'utf8'));
+    for (const text of [
+      '# Handoff: the run ended: max_iterations_reached',
+      'The run has **ended**',
+      '## How it ended',
+      '- cap',
+      'vigil report vigil-y',
+    ])
+      expect(handoffMd).toContain(text);
+    expect(handoffMd).not.toContain('vigil resume');
+    expect(JSON.parse(readFileSync(end.jsonPath, 'utf8'))).toMatchObject({ reason: 'session_end', attempts: base.attempts });
   });
 });

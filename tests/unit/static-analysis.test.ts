@@ -13,7 +13,8 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { GateResultSchema, MAX_FINDINGS, type GateResult } from '../../schemas/gates.js';
 import { staticAnalysis } from '../../activities/gates/static-analysis.js';
-import { findBinary, runTool } from '../../activities/gates/tools.js';
+import { runTool } from '../../lib/gates/tools.js';
+import { findBinary } from '../../lib/find-binary.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const LOCAL_BIN = path.join(ROOT, 'node_modules', '.bin');

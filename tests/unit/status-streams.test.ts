@@ -1,6 +1,6 @@
 /** `vigil status`'s line (and the UI card's) for each task of a run split into parallel streams (cli/status.ts). */
 import { expect, it } from 'vitest';
-import { streamLine, tasksLine } from '../../workflows/ui.js';
+import { streamLine, tasksLine } from '../../rules/ui.js';
 
 const task = {
   task: 'api',

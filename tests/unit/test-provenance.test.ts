@@ -15,7 +15,7 @@ import { DefaultLogger } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runGates } from '../../activities/gates/index.js';
 import { addedTests, fileOfTest, provenanceFindings } from '../../activities/gates/test-provenance.js';
-import { sandboxPlatform } from '../../activities/sandbox.js';
+import { sandboxPlatform } from '../../lib/sandbox-host.js';
 import { runTests } from '../../activities/tests.js';
 import type { RunGatesResult, TestResult } from '../../schemas/activities.js';
 import { GateResultSchema, type GateResult } from '../../schemas/gates.js';

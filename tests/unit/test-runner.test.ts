@@ -10,8 +10,8 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:f
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { detectTestRunner, summarizeTestOutput } from '../../activities/gates/test-runner.js';
-import { findBinary } from '../../activities/gates/tools.js';
+import { detectTestRunner, summarizeTestOutput } from '../../lib/gates/test-runner.js';
+import { findBinary } from '../../lib/find-binary.js';
 
 const dirs: string[] = [];
 afterAll(() => {

@@ -17,7 +17,7 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseGoJson, parseJunit, parseLibtest, parseUnittest } from '../../lib/gates/test-report.js';
-import { sandboxPlatform } from '../../activities/sandbox.js';
+import { sandboxPlatform } from '../../lib/sandbox-host.js';
 import { runTests } from '../../activities/tests.js';
 import type { TestResult } from '../../schemas/activities.js';
 import type { TestReport } from '../../schemas/test-report.js';

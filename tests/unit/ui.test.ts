@@ -1,5 +1,5 @@
 /**
- * Owns the unit tests of workflows/ui.ts: the Temporal UI texts of a run — the static summary
+ * Owns the unit tests of rules/ui.ts: the Temporal UI texts of a run — the static summary
  * (at most 200 bytes), the static details (PRD, repository, agent and test commands, caps) and the
  * "current details" markdown built from a StatusSnapshot.
  */
@@ -8,7 +8,7 @@ import { printStatus } from '../../cli/status.js';
 import { defaultKnobs, type Knobs } from '../../schemas/knobs.js';
 import { OUTCOME_EXIT_CODES, type Verdict } from '../../schemas/run.js';
 import type { StatusSnapshot } from '../../schemas/status.js';
-import { cardMarkdown, currentDetails, nextStep, spendText, staticDetails, staticSummary, voteLines } from '../../workflows/ui.js';
+import { cardMarkdown, currentDetails, nextStep, spendText, staticDetails, staticSummary, voteLines } from '../../rules/ui.js';
 import { onRepositoryTrouble } from '../../rules/repository.js';
 import { iterationRecord as record, statusSnapshot as snapshot, T } from '../support/status-snapshot.js';
 

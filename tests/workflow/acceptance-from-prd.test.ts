@@ -27,7 +27,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sandboxPlatform } from '../../activities/sandbox.js';
+import { sandboxPlatform } from '../../lib/sandbox-host.js';
 import { resumeUpdate } from '../../workflows/messages.js';
 import { HIDDEN_MARK } from '../support/acceptance-corpus.js';
 import { RUNNERS, SYCOPHANTS } from '../support/cheat-corpus.js';

@@ -15,7 +15,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sandboxPlatform } from '../../activities/sandbox.js';
+import { sandboxPlatform } from '../../lib/sandbox-host.js';
 import { ACCEPTANCE, ALREADY_PASSING, HIDDEN_MARK } from '../support/acceptance-corpus.js';
 import { RUNNERS } from '../support/cheat-corpus.js';
 import {

@@ -16,7 +16,7 @@
 import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { sandboxPlatform } from '../../activities/sandbox.js';
+import { sandboxPlatform } from '../../lib/sandbox-host.js';
 import type { StatusSnapshot } from '../../schemas/status.js';
 import { stopUpdate } from '../../workflows/messages.js';
 import { SYCOPHANTS } from '../support/cheat-corpus.js';

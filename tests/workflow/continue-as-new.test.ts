@@ -69,8 +69,8 @@ it('continues as new every 2 iterations and carries the whole state', async () =
       { writes: { 'f2.txt': '2' }, commit: 'two', sleepBeforeMs: 2500 }, // the directive arrives during this call
       { writes: { 'f3.txt': '3' }, commit: 'three' },
       { writes: { 'f4.txt': '4' } },
-      {}, // no change
-      {}, // no change (crosses the boundary after iteration 6)
+      { output: 'looked; nothing to change\n' }, // no change
+      { output: 'looked; nothing to change\n' }, // no change (crosses the boundary after iteration 6)
       { claim: 'promise' }, // no change, claim: the diff since start is not empty
     ],
   });
@@ -160,7 +160,7 @@ it('rewinds to a checkpoint taken two executions earlier: its snapshot crossed t
 
 it('treats a Temporal cancellation request as a stop', async () => {
   const repo = makeRepo();
-  const scenario = writeScenario(repo, { version: 1, iterations: [], default: { sleepMs: 30_000 } });
+  const scenario = writeScenario(repo, { version: 1, iterations: [], default: { output: 'working\n', sleepMs: 30_000 } });
   const tq = uniqueId('cancel');
   const worker = await makeWorker(env, tq);
   await worker.runUntil(async () => {

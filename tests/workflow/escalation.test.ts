@@ -27,6 +27,9 @@ import {
   type TestEnv,
 } from '../support/harness.js';
 
+/** An iteration that looks, says so, and changes nothing (a silent one is an empty call: a failure). */
+const IDLE = { output: 'looked; nothing to change\n' };
+
 let env: TestEnv;
 const workers = new WorkerProcesses();
 beforeAll(async () => {
@@ -92,16 +95,16 @@ describe('uncertainty-gated escalation', () => {
       version: 1,
       iterations: [
         { writes: { 'a.txt': 'a' } }, // 1: a change, then nothing for a while
-        {},
-        {},
-        {}, // 4: no change for 3 iterations (>= 2) and 2+ split rounds behind: co-occurrence 2 rounds in a row (3, 4)
-        {},
+        IDLE,
+        IDLE,
+        IDLE, // 4: no change for 3 iterations (>= 2) and 2+ split rounds behind: co-occurrence 2 rounds in a row (3, 4)
+        IDLE,
         { writes: { 'b.txt': 'b' } }, // 6: a change clears the no-change signal: the episode re-arms
-        {},
-        {},
-        {}, // 9: no change for 3 again (co-occurring at 8 and 9): a new episode escalates
+        IDLE,
+        IDLE,
+        IDLE, // 9: no change for 3 again (co-occurring at 8 and 9): a new episode escalates
       ],
-      default: {},
+      default: IDLE,
       roles: SPLIT,
     });
     const tq = uniqueId('stuck');
@@ -158,7 +161,7 @@ describe('uncertainty-gated escalation', () => {
     const hook = await receiver();
     receivers.push(hook);
     const repo = makeRepo();
-    const scenario = writeScenario(repo, { version: 1, iterations: [{ writes: { 'a.txt': 'a' } }], default: {}, roles: SPLIT });
+    const scenario = writeScenario(repo, { version: 1, iterations: [{ writes: { 'a.txt': 'a' } }], default: IDLE, roles: SPLIT });
     const tq = uniqueId('perpetual');
     const worker = await makeWorker(env, tq);
     const { outcome, snap } = await worker.runUntil(async () => {
@@ -202,7 +205,7 @@ describe('model-tier ladder', () => {
         ...Array.from({ length: 13 }, () => fail), // 3 at LOW, 4 at MEDIUM, 6 at HIGH
         ...Array.from({ length: 5 }, (_, i) => ({ writes: { [`f${i}.txt`]: String(i) } })), // single-file successes
       ],
-      default: {},
+      default: IDLE,
     });
     const tq = uniqueId('ladder');
     const worker = await makeWorker(env, tq);
@@ -252,7 +255,7 @@ describe('agent signal files', () => {
     writeScenario(repo, {
       version: 1,
       iterations: [{ writes: { 'a.txt': 'a' } }, { writes: { '.vigil/signals/HUMAN_REVIEW_NEEDED': request } }],
-      default: {},
+      default: IDLE,
     });
 
   it('pauses a supervised run on a blocking HUMAN_REVIEW_NEEDED with the agent’s diagnosis in status and the handoff, consumed once', async () => {
@@ -419,7 +422,7 @@ describe('durability of an escalation', () => {
     const hook = await receiver(4000); // holds each answer: the worker dies while the request is open
     receivers.push(hook);
     const repo = makeRepo();
-    const scenario = writeScenario(repo, { version: 1, iterations: [{ writes: { 'a.txt': 'a' } }], default: {}, roles: SPLIT });
+    const scenario = writeScenario(repo, { version: 1, iterations: [{ writes: { 'a.txt': 'a' } }], default: IDLE, roles: SPLIT });
     const tq = uniqueId('esc-crash');
     const { child } = await workers.spawn(tq);
     const handle = await startRun(

@@ -29,7 +29,8 @@ import {
   writeScenario,
 } from '../support/harness.js';
 import { patient } from '../support/patience.js';
-import { fakeGh } from '../support/fake-gh.js';
+import { fakeGh, setFakePullRequest } from '../support/fake-gh.js';
+import type { Knobs } from '../../schemas/knobs.js';
 import { patchIds } from '../replay/command-sequence.js';
 import { startHooks } from '../../cli/hooks-command.js';
 import { stopUpdate } from '../../workflows/messages.js';
@@ -54,9 +55,10 @@ const ROLES = {
  */
 async function followedRun(
   prefix: string,
-  fix: boolean,
+  fix: boolean | NonNullable<ScenarioInput['iterations']>[number],
   taskQueue = shared.taskQueue,
   base = 'main',
+  opts: { knobs?: Partial<Knobs>; detached?: boolean } = {},
 ): Promise<{ repo: string; remote: string; id: string; handle: WorkflowHandle }> {
   const repo = makeRepo({ files: { 'README.md': '# s\n\nNotes.\n' } });
   const remote = mkdtempSync(path.join(os.tmpdir(), 'vigil-origin-'));
@@ -68,16 +70,23 @@ async function followedRun(
     git(repo, 'checkout', '-q', '-b', base);
     git(repo, 'push', '-q', 'origin', base);
   }
+  // The person is on no branch: the pull request is opened without --base (into the remote's default, its HEAD).
+  if (opts.detached) {
+    git(remote, 'symbolic-ref', 'HEAD', `refs/heads/${base}`);
+    git(repo, 'checkout', '-q', '--detach');
+  }
   const iterations: ScenarioInput['iterations'] = [
     { writes: { 'a.txt': '1\n' } },
     { writes: { 'a.txt': '2\n' } },
     { writes: { 'a.txt': '3\n' }, claim: 'file' },
   ];
   // The fix the red checks ask for: the next iteration writes it and claims again.
-  if (fix) iterations.push({ writes: { 'a.txt': '3\nfixed\n' }, claim: 'file' });
+  if (fix === true) iterations.push({ writes: { 'a.txt': '3\nfixed\n' }, claim: 'file' });
+  else if (fix) iterations.push(fix);
   const scenario = writeScenario(repo, { version: 1, iterations, roles: ROLES });
   const id = uniqueId(prefix);
-  const handle = await startRun(shared.env, taskQueue, runInput(repo, scenario, { maxIterations: 8, deliver: 'pr' }), id);
+  const input = runInput(repo, scenario, { maxIterations: 8, deliver: 'pr', ...opts.knobs });
+  const handle = await startRun(shared.env, taskQueue, input, id);
   await waitForStatus(handle, (s) => s.pullRequest?.waiting === true, 120_000);
   return { repo, remote, id, handle };
 }
@@ -396,6 +405,188 @@ describe.concurrent('following the pull request after delivery', () => {
       expect(await handle.result()).toMatchObject({ status: 'stopped' });
     },
     patient(240_000),
+  );
+
+  it(
+    'the branch conflicts with its moved base and nobody answers: the pause keeps its deadline, and the run stops, saying so',
+    async () => {
+      // escalationDeadline at 6 s, not off (its default): the deadline is what this test is about.
+      const { remote, id, handle } = await followedRun('follow-deadline', false, shared.taskQueue, 'main', {
+        knobs: { escalationDeadline: 6 },
+      });
+      const before = git(remote, 'rev-parse', `vigil/${id}`);
+      moveBase(remote, 'a.txt', 'the base wrote this\n');
+      await handle.signal('prEvent', { kind: 'base-moved', id: 'push-deadline' });
+      const s = await waitForStatus(handle, (x) => x.paused && (x.pullRequest?.updates?.length ?? 0) === 1, 60_000);
+      expect(s.pause?.deadlines).toMatchObject({
+        onDeadline: 'stop',
+        deadlineAt: new Date(Date.parse(s.pause?.at ?? '') + 6000).toISOString(),
+      });
+      const outcome = (await handle.result()) as { status: string; reason: string };
+      expect(outcome).toMatchObject({ status: 'stopped', reason: 'stopped by vigil: nobody answered in 6 s: stopped' });
+      expect(git(remote, 'rev-parse', `vigil/${id}`)).toBe(before);
+    },
+    patient(240_000),
+  );
+
+  it(
+    'without a webhook, the poller (one gh api graphql call per interval) takes red checks once: fixed, pushed; then the merge',
+    async () => {
+      // prPollEvery at 2 s, not its 10 min: the test would otherwise wait ten minutes for the first poll.
+      const { repo, remote, id, handle } = await followedRun('follow-poll', true, shared.taskQueue, 'main', { knobs: { prPollEvery: 2 } });
+      const branch = `vigil/${id}`;
+      const first = git(remote, 'rev-parse', branch);
+      // What GitHub says of the pull request (gh faked: its GraphQL answer): open, its head's unit tests finished red.
+      const red = {
+        __typename: 'CheckRun',
+        databaseId: 101,
+        name: 'unit tests',
+        status: 'COMPLETED',
+        conclusion: 'FAILURE',
+        title: '1 test failed',
+        summary: 'FAIL a.test: expected "fixed"',
+        text: null,
+        detailsUrl: 'https://github.com/o/r/runs/101',
+      };
+      const pull = (over: Record<string, unknown>): Record<string, unknown> => ({
+        state: 'OPEN',
+        merged: false,
+        mergeCommit: null,
+        mergeStateStatus: 'UNSTABLE',
+        baseRefName: 'main',
+        baseRefOid: git(remote, 'rev-parse', 'main'),
+        headRefOid: first,
+        commits: { nodes: [{ commit: { oid: first, statusCheckRollup: { contexts: { nodes: [red] } } } }] },
+        reviews: { nodes: [] },
+        comments: { nodes: [] },
+        ...over,
+      });
+      setFakePullRequest(repo, pull({}));
+      const again = await waitForStatus(handle, (s) => s.pullRequest?.waiting === true && s.iteration >= 4, 120_000);
+      expect(again.pullRequest?.taken.map((t) => [t.id, t.summary])).toEqual([[`poll-checks-${first}`, 'checks failed: unit tests']]);
+      const prompt = readFileSync(path.join(repo, '.vigil/runs', id, 'iteration-0004.prompt.md'), 'utf8');
+      expect(prompt).toContain('The checks on the pull request https://github.com/o/r/pull/7 finished red.');
+      expect(prompt).toContain('FAIL a.test: expected "fixed"');
+      const second = git(remote, 'rev-parse', branch);
+      expect(git(remote, 'rev-parse', `${second}^`)).toBe(first);
+      // GitHub still shows the old head's red checks (the answer is unchanged): the next polls see them again, and take nothing.
+      const polls = (await activities(handle)).filter((a) => a === 'pollPullRequest').length;
+      const deadline = Date.now() + patient(60_000);
+      while ((await activities(handle)).filter((a) => a === 'pollPullRequest').length < polls + 2) {
+        if (Date.now() > deadline) throw new Error('the run did not poll twice more in time');
+        await new Promise((r) => setTimeout(r, 500));
+      }
+      const after = await waitForStatus(handle, () => true);
+      expect(after).toMatchObject({ iteration: 4, pullRequest: { waiting: true, queued: 0 } });
+      expect(after.pullRequest?.taken).toHaveLength(1);
+      expect(after.pullRequest?.polled?.note).toMatch(/^polled https:\/\/github.com\/o\/r\/pull\/7: open, unstable; 1 event\(s\)$/);
+      setFakePullRequest(repo, pull({ state: 'MERGED', merged: true, mergeCommit: { oid: 'f'.repeat(40) } }));
+      const outcome = (await handle.result()) as { status: string; exitCode: number; reason: string; iteration: number };
+      expect(outcome).toMatchObject({ status: 'merged', exitCode: 0, iteration: 4 });
+      expect(outcome.reason).toContain(`merge commit ${'f'.repeat(40)}`);
+      // Its cost: one gh call per poll, and nothing else of GitHub's asked by it.
+      const history = await handle.fetchHistory();
+      const scheduled = (await activities(handle)).filter((a) => a === 'pollPullRequest').length;
+      expect(ghCallsIn(repo).filter((a) => a[0] === 'api')).toHaveLength(scheduled);
+      expect(
+        ghCallsIn(repo)
+          .filter((a) => a[0] === 'api')
+          .every((a) => a[1] === 'graphql'),
+      ).toBe(true);
+      await expect(Worker.runReplayHistory({ workflowBundle: shared.env.bundle }, history, id)).resolves.toBeUndefined();
+    },
+    patient(300_000),
+  );
+
+  it(
+    'an iteration on a comment that changes nothing: the run replies that nothing changed and why, and follows on',
+    async () => {
+      // deliverToCurrent on: the delivery where the work after a delivery is HEAD's, so an iteration that changes nothing
+      // leaves nothing to push (on vigil/<run id> the tree would equal the branch, pushed again as it is).
+      const { repo, id, handle } = await followedRun('follow-unchanged', { claim: 'file' }, shared.taskQueue, 'main', {
+        knobs: { deliverToCurrent: true },
+      });
+      const head = git(repo, 'rev-parse', 'HEAD');
+      await handle.signal('prEvent', {
+        kind: 'comment',
+        id: 'c-1',
+        author: 'ana',
+        text: 'Is a.txt right as it is?',
+        commentKind: 'comment',
+      });
+      const s = await waitForStatus(handle, (x) => x.pullRequest?.waiting === true && (x.pullRequest.replies?.length ?? 0) === 1, 120_000);
+      expect(s.iteration).toBe(4);
+      expect(s.outcome).toBeNull();
+      expect(s.pullRequest?.replies?.[0]).toMatchObject({ to: 'ana', posted: true });
+      expect(git(repo, 'rev-parse', 'HEAD')).toBe(head);
+      const reply = ghCallsIn(repo).find((a) => a[0] === 'pr' && a[1] === 'comment') ?? [];
+      const said = readFileSync(reply[4] ?? '', 'utf8');
+      expect(said).toContain(`Vigil run \`${id}\` answered the comment by @ana.`);
+      expect(said).toContain(
+        "Nothing was changed, so nothing was pushed: the work the run judged after it is the same as the repository's HEAD",
+      );
+      expect(said).toContain('The run goes on following this pull request.');
+      // Still following: a merge ends it.
+      await handle.signal('prEvent', { kind: 'merged', id: 'merged-unchanged' });
+      expect(await handle.result()).toMatchObject({ status: 'merged', iteration: 4 });
+    },
+    patient(300_000),
+  );
+});
+
+describe('a run that kept no base', () => {
+  // Not concurrent with the runs above: a push to a default branch concerns every open run that kept no base.
+  it(
+    'opened from a detached HEAD (no --base): a signed push to the default branch finds it, and it is rebased onto it',
+    async () => {
+      const trunk = `trunk-${uniqueId('t').slice(-8)}`;
+      const { repo, remote, id, handle } = await followedRun('follow-nobase', false, shared.taskQueue, trunk, { detached: true });
+      const branch = `vigil/${id}`;
+      const waiting = await waitForStatus(handle, (s) => s.pullRequest?.waiting === true);
+      expect(waiting.pullRequest?.base ?? null).toBeNull();
+      expect(ghCallsIn(repo).find((a) => a[1] === 'create')).not.toContain('--base');
+      const base = moveBase(remote, 'b.txt', 'from the base\n', trunk);
+      const secret = 'a-fourth-webhook-secret-of-the-repo';
+      const hooks = await startHooks(shared.env.client, { host: '127.0.0.1', port: 0, secret });
+      try {
+        const post = async (ref: string, delivery: string): Promise<Response> => {
+          const body = JSON.stringify({
+            ref: `refs/heads/${ref}`,
+            after: base,
+            deleted: false,
+            repository: { full_name: 'o/r', name: 'r', default_branch: trunk, owner: { login: 'o' } },
+            sender: { login: 'other' },
+          });
+          return fetch(hooks.url, {
+            method: 'POST',
+            headers: {
+              'content-type': 'application/json',
+              'x-github-event': 'push',
+              'x-github-delivery': delivery,
+              'x-hub-signature-256': `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`,
+            },
+            body,
+          });
+        };
+        // The control: a push to another branch is no base of this run.
+        const other = await post(`${trunk}-other`, 'push-other');
+        expect(other.status).toBe(202);
+        const res = await post(trunk, 'push-nobase');
+        expect(res.status, await res.clone().text()).toBe(200);
+        expect(await res.text()).toContain(`base-moved event push-nobase sent to ${id}`);
+      } finally {
+        await hooks.close();
+      }
+      const tip = await pushedOnto(remote, branch, base);
+      expect(git(remote, 'rev-parse', `${tip}^`)).toBe(base);
+      // The base the update found is kept: the next push to it is mapped to the run directly.
+      const s = await waitForStatus(handle, (x) => x.pullRequest?.waiting === true && (x.pullRequest.updates?.length ?? 0) === 1, 60_000);
+      expect(s.pullRequest?.updates?.[0]).toMatchObject({ result: 'updated', base: trunk, commit: tip });
+      expect(s.pullRequest?.base).toBe(trunk);
+      await handle.signal('prEvent', { kind: 'merged', id: 'merged-nobase' });
+      expect(await handle.result()).toMatchObject({ status: 'merged', iteration: 3 });
+    },
+    patient(300_000),
   );
 });
 

@@ -14,7 +14,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sandboxPlatform } from '../../activities/sandbox.js';
+import { sandboxPlatform } from '../../lib/sandbox-host.js';
 import { resumeUpdate } from '../../workflows/messages.js';
 import {
   assertBuilt,

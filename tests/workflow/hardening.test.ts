@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { WorkflowFailedError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runSecret, signRun, startClaims } from '../../activities/run-authorization.js';
+import { runSecret, signRun, startClaims } from '../../lib/run-signing.js';
 import type { RunInput } from '../../schemas/run.js';
 import { inputUpdate, resumeUpdate, stopUpdate } from '../../workflows/messages.js';
 import {
@@ -163,7 +163,11 @@ describe('a run survives', () => {
 
   it('undecodable signals (unknown encoding, broken JSON): listed as invalid, and a stop still gets through', async () => {
     const repo = makeRepo();
-    const scenario = writeScenario(repo, { version: 1, iterations: [], default: { writes: { 'a.txt': 'a\n' }, sleepMs: 300 } });
+    const scenario = writeScenario(repo, {
+      version: 1,
+      iterations: [],
+      default: { writes: { 'a.txt': 'a\n' }, output: 'wrote a.txt\n', sleepMs: 300 },
+    });
     const tq = uniqueId('tq');
     const worker = await makeWorker(env, tq);
     await worker.runUntil(async () => {
@@ -401,7 +405,7 @@ describe('a run survives', () => {
     const scenario = writeScenario(repo, {
       version: 1,
       iterations: [{ writes: { 'a.txt': 'a\n' }, sleepMs: 120_000 }],
-      default: { writes: { 'b.txt': 'b\n' }, sleepMs: 200 },
+      default: { writes: { 'b.txt': 'b\n' }, output: 'wrote b.txt\n', sleepMs: 200 },
     });
     const tq = uniqueId('tq');
     const worker = await makeWorker(env, tq);

@@ -22,7 +22,7 @@ import { promisify } from 'node:util';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import pg from 'pg';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import { defaultKnobs } from '../../schemas/knobs.js';
 import { EARLIER_RUNS_HEADING } from '../../rules/prompt.js';
 import { stopUpdate } from '../../workflows/messages.js';
@@ -193,10 +193,15 @@ it(
     expect(
       (await q<{ access_count: number }>('select access_count from memory_patterns where id = $1', [antiId]))[0]?.access_count,
     ).toBeGreaterThanOrEqual(1);
-    expect(
-      (await q<{ retrieved: unknown[] }>('select retrieved from memory_episodes where workflow_id = $1 and iteration = 1', [second]))[0]
-        ?.retrieved,
-    ).toContainEqual({ kind: 'pattern', id: antiId });
+    // Run 2 stopped with --now: it closed before its consolidation, which follows in the worker (workflows/run/ending.ts).
+    await vi.waitFor(
+      async () =>
+        expect(
+          (await q<{ retrieved: unknown[] }>('select retrieved from memory_episodes where workflow_id = $1 and iteration = 1', [second]))[0]
+            ?.retrieved ?? [],
+        ).toContainEqual({ kind: 'pattern', id: antiId }),
+      { timeout: patient(30_000), interval: 200 },
+    );
 
     // `vigil memory forget`: gone, and run 3's first prompt no longer has it.
     const forgot = await run('node', [CLI, 'memory', 'forget', 'anti-pattern', String(antiId)], {

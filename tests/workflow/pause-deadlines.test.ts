@@ -50,7 +50,7 @@ function asking(repo: string, defaultAnswer?: string): string {
   return writeScenario(repo, {
     version: 1,
     iterations: [{ writes: { 'a.txt': 'a' } }, { writes: { '.vigil/signals/HUMAN_REVIEW_NEEDED': request } }],
-    default: {},
+    default: { output: 'looked; nothing to change\n' },
   });
 }
 
@@ -188,7 +188,11 @@ describe('a pause that waits for a person', () => {
   it('a person’s own pause waits for the person alone: no reminder, no deadline (the control)', async () => {
     const repo = makeRepo();
     const f = files(repo);
-    const scenario = writeScenario(repo, { version: 1, iterations: [{ writes: { 'a.txt': 'a' }, sleepMs: 1500 }], default: {} });
+    const scenario = writeScenario(repo, {
+      version: 1,
+      iterations: [{ writes: { 'a.txt': 'a' }, sleepMs: 1500 }],
+      default: { output: 'looked; nothing to change\n' },
+    });
     const tq = uniqueId('deadlines');
     await workers.spawn(tq);
     const handle = await startRun(

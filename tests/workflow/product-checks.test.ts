@@ -27,7 +27,7 @@
 import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { sandboxPlatform } from '../../activities/sandbox.js';
+import { sandboxPlatform } from '../../lib/sandbox-host.js';
 import type { Knobs } from '../../schemas/knobs.js';
 import type { StatusSnapshot } from '../../schemas/status.js';
 import { stopUpdate } from '../../workflows/messages.js';

@@ -6,7 +6,7 @@
  * and a reviewer that edits the tree has its vote voided.
  */
 import { defaultPayloadConverter, type WorkflowHandle } from '@temporalio/client';
-import { sandboxPlatform } from '../../activities/sandbox.js';
+import { sandboxPlatform } from '../../lib/sandbox-host.js';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';

@@ -10,7 +10,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } fro
 import os from 'node:os';
 import path from 'node:path';
 import { expect, it } from 'vitest';
-import { privateRunDir } from '../../activities/artifacts.js';
+import { privateRunDir } from '../../lib/paths.js';
 import { fileWorker, makeRepo, ROOT, runInput, startRun, status, uniqueId, writeScenario } from '../support/harness.js';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'vigil-round-batch-'));

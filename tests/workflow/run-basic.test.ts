@@ -102,7 +102,11 @@ describe('vigilRun', () => {
 
   it("a directive sent during the last iteration is named in the outcome's notes, not lost silently", async () => {
     const repo = makeRepo();
-    const scenario = writeScenario(repo, { version: 1, iterations: [], default: { writes: { 'a.txt': 'a\n' }, sleepMs: 1500 } });
+    const scenario = writeScenario(repo, {
+      version: 1,
+      iterations: [],
+      default: { writes: { 'a.txt': 'a\n' }, output: 'wrote a.txt\n', sleepMs: 1500 },
+    });
     const tq = uniqueId('tq');
     const worker = await makeWorker(env, tq);
     const outcomeId = uniqueId('undelivered');

@@ -22,13 +22,13 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { WorkflowHandle } from '@temporalio/client';
 import { expect, it } from 'vitest';
 import { cgroupProbe } from '../../lib/sandbox-cgroups.js';
-import { sandboxPlatform } from '../../activities/sandbox.js';
+import { sandboxPlatform } from '../../lib/sandbox-host.js';
 import { iterationLine } from '../../cli/follow.js';
 import { printStatus } from '../../cli/status.js';
 import type { IterationRecord } from '../../schemas/run.js';
 import type { StatusSnapshot } from '../../schemas/status.js';
 import { pauseSignal, resumeSignal } from '../../workflows/messages.js';
-import { currentDetails } from '../../workflows/ui.js';
+import { currentDetails } from '../../rules/ui.js';
 import { vigilRun } from '../../workflows/run-workflow.js';
 import {
   claimBreaker,
@@ -43,6 +43,7 @@ import {
   waitForStatus,
   writeScenario,
 } from '../support/harness.js';
+import { patient } from '../support/patience.js';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'vigil-limits-run-'));
 // Set before the worker starts: the fake CLI it runs reads them.
@@ -228,9 +229,9 @@ it.runIf(cgroups)(
     expect(hogLog).toContain('limits-agent: 1536 MiB touched');
     expect(hogLog).not.toContain('limits-agent: 2560 MiB touched');
     expect(hogLog).not.toContain('limits-agent: holding');
-    // Ended at once, not at the call's timeout.
-    expect(bomb?.durationMs).toBeLessThan(30_000);
-    expect(hog?.durationMs).toBeLessThan(30_000);
+    // Ended at the limit, not at the call's timeout (2 h) or its silence limit (15 min): a hang guard, waited patiently.
+    expect(bomb?.durationMs).toBeLessThan(patient(30_000));
+    expect(hog?.durationMs).toBeLessThan(patient(30_000));
     expect(s.sandbox?.last?.limits).toBe('cgroup v1: 1024 tasks, 2048 MiB, cpu weight 50'.replace('v1', `v${cgroupProbe().base?.version}`));
 
     // The log footer says why; the next prompt's findings say it to the agent.
@@ -289,11 +290,12 @@ it.runIf(cgroups)(
     expect(numbers.baseline.query.n).toBeGreaterThanOrEqual(10);
     expect(numbers.forkBomb.query.n).toBeGreaterThanOrEqual(3);
     expect(numbers.alloc3GiB.query.n).toBeGreaterThanOrEqual(3);
+    // Answering, not stalled behind the limits: hang guards, waited patiently (how fast lives in the bench).
     for (const m of [numbers.forkBomb, numbers.alloc3GiB]) {
-      expect(m.query.max).toBeLessThan(2000);
-      expect(m.temporal.max).toBeLessThan(1000);
+      expect(m.query.max).toBeLessThan(patient(2000));
+      expect(m.temporal.max).toBeLessThan(patient(1000));
     }
-    expect(numbers.workerEventLoopMs.max).toBeLessThan(1000);
+    expect(numbers.workerEventLoopMs.max).toBeLessThan(patient(1000));
   },
 );
 

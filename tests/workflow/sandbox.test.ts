@@ -12,9 +12,9 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sandboxPlatform } from '../../activities/sandbox.js';
+import { sandboxPlatform } from '../../lib/sandbox-host.js';
 import { AgentResultSchema } from '../../schemas/activities.js';
-import { currentDetails } from '../../workflows/ui.js';
+import { currentDetails } from '../../rules/ui.js';
 import {
   assertBuilt,
   createTestEnv,

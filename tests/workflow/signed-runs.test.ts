@@ -10,7 +10,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runSecret, signRun } from '../../activities/run-authorization.js';
+import { runSecret, signRun } from '../../lib/run-signing.js';
 import { demoKnobs } from '../../cli/demo.js';
 import { readPrd } from '../../cli/prd.js';
 import { runInputFor } from '../../cli/runs.js';

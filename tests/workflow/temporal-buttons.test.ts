@@ -1,5 +1,5 @@
 /**
- * What Temporal's own buttons do to a Vigil run, as the run's UI card (workflows/ui.ts
+ * What Temporal's own buttons do to a Vigil run, as the run's UI card (rules/ui.ts
  * `temporalButtons`) and the README say: "Pause" on the agent call's pending activity does not pause
  * the run (with the product's defaults the agent goes on and its iteration counts; without a gate
  * pass riding on the call the agent is killed at once, the run waits for the Unpause, and the
@@ -62,7 +62,7 @@ it("a Pause on the agent call's activity does not pause the run: the agent goes 
   const scenario = writeScenario(repo, {
     version: 1,
     iterations: [{ writes: { 'a.txt': 'a' }, sleepBeforeMs: 6000 }],
-    default: { sleepMs: 30_000 },
+    default: { output: 'working\n', sleepMs: 30_000 },
   });
   const tq = uniqueId('ui-pause');
   const worker = await makeWorker(env, tq);
@@ -87,7 +87,7 @@ it('without a gate pass on the call, a Pause on its activity kills the agent; th
   const scenario = writeScenario(repo, {
     version: 1,
     iterations: [{ writes: { 'a.txt': 'a' }, sleepBeforeMs: 6000 }],
-    default: { sleepMs: 30_000 },
+    default: { output: 'working\n', sleepMs: 30_000 },
   });
   const tq = uniqueId('ui-pause-loop');
   const worker = await makeWorker(env, tq);
@@ -117,7 +117,7 @@ it('without a gate pass on the call, a Pause on its activity kills the agent; th
 
 it("Cancel stops the run at once, and the stopped run's card starts with its outcome", async () => {
   const repo = makeRepo();
-  const scenario = writeScenario(repo, { version: 1, iterations: [], default: { sleepMs: 30_000 } });
+  const scenario = writeScenario(repo, { version: 1, iterations: [], default: { output: 'working\n', sleepMs: 30_000 } });
   const tq = uniqueId('ui-cancel');
   const worker = await makeWorker(env, tq);
   await worker.runUntil(async () => {
@@ -150,7 +150,11 @@ it('the saved views docs/messages.md gives list the runs, and a paused run among
   expect(all).toBe("WorkflowType = 'vigilRun'");
   expect(waiting).toMatch(/VigilStatus IN \('paused'/);
   const repo = makeRepo();
-  const scenario = writeScenario(repo, { version: 1, iterations: [{ writes: { 'a.txt': 'a' } }], default: { sleepMs: 30_000 } });
+  const scenario = writeScenario(repo, {
+    version: 1,
+    iterations: [{ writes: { 'a.txt': 'a' } }],
+    default: { output: 'working\n', sleepMs: 30_000 },
+  });
   const tq = uniqueId('ui-view');
   const worker = await makeWorker(env, tq);
   await worker.runUntil(async () => {

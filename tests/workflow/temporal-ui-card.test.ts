@@ -2,7 +2,7 @@
  * The run's card as the Temporal UI renders it: a real dev server with its UI (the CLI's embedded
  * ui-server, whose `/render` turns the card's markdown into the page the UI frames), asked to
  * render the card of a run paused on its budget. Unescaped, its dollar amounts open inline math
- * (`$1.20 of $` became `\(1.20 of \)`); escaped (workflows/ui.ts, cardMarkdown), they read as
+ * (`$1.20 of $` became `\(1.20 of \)`); escaped (rules/ui.ts, cardMarkdown), they read as
  * written and the commands in code spans are untouched.
  */
 import { mkdtempSync } from 'node:fs';
@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
 import type { StatusSnapshot } from '../../schemas/status.js';
-import { currentDetails } from '../../workflows/ui.js';
+import { currentDetails } from '../../rules/ui.js';
 import { freePort, startDevServer, type DevServer } from '../../workers/dev-server.js';
 import { patient } from '../support/patience.js';
 import { statusSnapshot } from '../support/status-snapshot.js';

@@ -10,6 +10,7 @@
 import { SA_PROVIDER, SA_REPO } from '../../schemas/search-attributes.js';
 import { budgetExceeded } from '../../rules/budget.js';
 import { checkCaps } from '../../rules/caps.js';
+import { graceAtCap, iterationCap } from '../../rules/grace.js';
 import { keepLearnings } from '../../rules/prompt-memory.js';
 import { initialLadder } from '../../rules/tier-ladder.js';
 import { acceptanceOnBase, sealAcceptanceTests } from './acceptance.js';
@@ -241,10 +242,11 @@ export async function atBoundary(run: Run): Promise<Step> {
     return AGAIN;
   }
 
-  // 2. Caps: consecutive failures, iteration count, wall clock.
+  // 2. Caps: consecutive failures, iteration count (one more once a pending claim was granted its grace), wall clock.
+  graceAtTheCap(run);
   const cap = checkCaps(
     { iteration: state.iteration, consecutiveFailures: state.consecutiveFailures, startedAtMs: state.startedAtMs, nowMs: run.nowMs() },
-    knobs,
+    { ...knobs, maxIterations: iterationCap(knobs.maxIterations, state.iterationGrace !== undefined) },
   );
   if (cap.kind !== 'continue') return end(await finish(run, cap.kind, cap.reason));
 
@@ -263,4 +265,29 @@ export async function atBoundary(run: Run): Promise<Step> {
     return AGAIN;
   }
   return GO;
+}
+
+/**
+ * The one-time grace at the cap (rules/grace.ts). Keyed on the input's `loopRules`, absent in
+ * runs started before it: their histories replay the old path, no patch.
+ */
+function graceAtTheCap(run: Run): void {
+  const { state, knobs, input } = run;
+  if (input.loopRules === undefined) return;
+  const last = state.recentIterations.at(-1);
+  const grace = graceAtCap({
+    enabled: knobs.iterationGrace,
+    used: state.iterationGrace !== undefined,
+    iteration: state.iteration,
+    maxIterations: knobs.maxIterations,
+    last: last ? { iteration: last.iteration, claimed: last.claimed, exitCode: last.exitCode } : null,
+    councilEnabled: knobs.councilEnabled,
+    lastVerdictIteration: state.council.verdicts.at(-1)?.iteration ?? null,
+    lastRefusalIteration: state.gates.lastRefusal?.iteration ?? null,
+    failingGates: state.gates.latest.filter((g) => g.verdict === 'fail').map((g) => g.gate),
+  });
+  if (!grace.grant) return;
+  state.iterationGrace = { at: state.iteration };
+  state.lastFindings = state.lastFindings ? `${grace.findings}\n\n${state.lastFindings}` : grace.findings;
+  run.sdk.log.info('one more iteration: a completion claim is pending at the iteration cap', { iteration: state.iteration });
 }

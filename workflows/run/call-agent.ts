@@ -134,6 +134,8 @@ export async function callAgent(run: Run, pick: ProviderPick): Promise<Step<Agen
             maxTier: knobs.maxTier,
             timeoutSeconds: knobs.agentTimeoutSeconds,
             silenceSeconds: silenceSeconds(knobs),
+            // Inside the activity's work (activities/last-error.ts), no new command: no patch.
+            selfHeal: knobs.selfHeal,
             completionPromise: knobs.completionPromise,
             extraEnv: fresh ? { VIGIL_FRESH_SESSION: '1' } : {},
             rateLimitRpm: knobs.rateLimitRpm,

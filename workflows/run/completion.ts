@@ -21,7 +21,18 @@ import { describeFalseClaim } from '../../rules/claimed-files.js';
 import { liftedForCouncil } from '../../rules/finding-waivers.js';
 import { judgeAcceptance } from './acceptance.js';
 import { finish } from './ending.js';
-import { actOnGateStreak, codeReview, ensureTests, qualityGates, roundBase, testEvidence, testLine, trackGateResult } from './gates.js';
+import { forkFromStuck, forksNow } from './fork.js';
+import {
+  actOnGateStreak,
+  codeReview,
+  ensureTests,
+  qualityGates,
+  roundBase,
+  testEvidence,
+  testLine,
+  tellFirstFailure,
+  trackGateResult,
+} from './gates.js';
 import { verifierCall, verifyChecklist } from './prd-checklist.js';
 import { checklistStop } from '../../rules/checklist/state.js';
 import { keepContract, refuse } from './refusals.js';
@@ -137,9 +148,11 @@ export async function judgeChecklist(run: Run, r: GateResult | null, fresh: bool
     }
   }
   if (r && fresh) {
+    const before = state.gates.tracks[r.gate];
     const streak = trackGateResult(run, r);
     const ended3 = streak ? await actOnGateStreak(run, r, streak) : null;
     if (ended3) return ended3;
+    await tellFirstFailure(run, before, r);
   }
   if (r && r.verdict !== 'pass') {
     state.lastFindings = (
@@ -187,9 +200,11 @@ export async function judgeReview(run: Run, tree: string): Promise<Outcome | 're
         ]);
     } else {
       const reviewed = state.gates.latest.find((g) => g.gate === 'code_review') as GateResult;
+      const before = state.gates.tracks[reviewed.gate];
       const streak = trackGateResult(run, reviewed);
       const ended2 = streak ? await actOnGateStreak(run, reviewed, streak) : null;
       if (ended2) return ended2;
+      await tellFirstFailure(run, before, reviewed);
     }
   }
   if (review.result === 'pass') return null;
@@ -237,7 +252,11 @@ export async function checkRefused(run: Run, trigger: ConveneTrigger, cause: Che
   const after = afterRefusal(state.convergence, { iteration: state.iteration, trigger, cause, reason }, knobs);
   state.checks = recordCheck(state.checks, after.check);
   run.sdk.log.info('completion check refused', { iteration: state.iteration, trigger, cause });
-  return after.end ? finish(run, 'force_stopped', after.reason) : null;
+  if (!after.end) return null;
+  // onStuck=fork: attempts from the last good checkpoint instead (workflows/run/fork.ts); keyed on that knob, which older runs
+  // lack (their knobs parse to `stop`), so their histories replay down this same path unchanged: no patch.
+  if (forksNow(run)) return forkFromStuck(run, after.reason);
+  return finish(run, 'force_stopped', after.reason);
 }
 
 /** The evidence gate's refusal of a tree that differs in nothing from the run start, before anything is spent on it. */

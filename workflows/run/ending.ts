@@ -25,8 +25,15 @@ import { remainingBudget } from '../../rules/budget.js';
 import { sandboxArgs } from '../../rules/sandbox.js';
 import { agentRequestNotes } from '../../rules/agent-requests.js';
 import { markStopNow } from './eras.js';
-import { notifyPeople } from './people.js';
+import { notifyPeople, writeSessionHandoff } from './people.js';
 import { type Run } from './run.js';
+
+/** What done rested on: the winning fork's own line when a fork continued the run (onStuck=fork), else the run's. */
+export function runEvidence(run: Run): string {
+  const { state } = run;
+  if (state.fork?.winner && state.fork.evidence) return state.fork.evidence;
+  return evidenceLine(state.lastTests, state.gates.latest, state.convergence.lastHash, state.acceptance);
+}
 
 /**
  * The run ends with outcome `s`. `delivered`: the notes of a delivery already made (a followed pull
@@ -36,7 +43,7 @@ export async function finish(run: Run, s: OutcomeStatus, reason: string, notes: 
   const { state, info } = run;
   // What done rested on, first, wherever the outcome's notes go (status, report, the delivery).
   if (s === 'council_approved' || s === 'completion_promise_fulfilled' || s === 'merged' || s === 'pr_closed')
-    notes = [evidenceLine(state.lastTests, state.gates.latest, state.convergence.lastHash, state.acceptance), ...notes];
+    notes = [runEvidence(run), ...notes];
   // A perpetual run's requests for a person that went unanswered (decisions/agent-requests.ts).
   notes = [...notes, ...agentRequestNotes(state.escalations)];
   // Pauses a deadline lifted with nobody's answer (workflows/run/pause-wait.ts).
@@ -66,6 +73,8 @@ export async function finish(run: Run, s: OutcomeStatus, reason: string, notes: 
     notes = [...notes, (await pullRequest(run, s, reason, notes, branch ?? '')).note];
     run.outcome = { ...run.outcome, notes };
   }
+  // The session-end HANDOFF.md, unless a person asked for the run closed now.
+  if (!(s === 'stopped' && run.stopRequest?.now === true)) await writeSessionHandoff(run, run.outcome);
   run.status = 'finished';
   run.backoffUntil = null;
   run.publish();
@@ -190,7 +199,7 @@ export async function deliver(
   reason: string,
   notes: readonly string[],
   onBranch = false,
-): Promise<{ note: string; branch: string | null; commit?: string | null }> {
+): Promise<{ note: string; branch: string | null; commit?: string | null; unchanged?: true }> {
   const { input, info } = run;
   const message = deliveryMessage(deliveryFacts(run, s, reason, notes));
   const toCurrent = run.knobs.deliverToCurrent;
@@ -209,7 +218,13 @@ export async function deliver(
         ],
       ),
     );
-    if (!d.branch) return { note: `not delivered: ${d.skipped ?? 'nothing to deliver'}`, branch: null };
+    // deliverRun skips only a working tree that is HEAD's: nothing to commit or push.
+    if (!d.branch)
+      return {
+        note: `not delivered: ${d.skipped ?? 'nothing to deliver'}`,
+        branch: null,
+        ...(d.skipped ? { unchanged: true as const } : {}),
+      };
     const where = toCurrent
       ? 'the current branch moved to it and the index follows'
       : 'the current branch and the working tree are as the run left them';

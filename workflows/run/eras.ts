@@ -172,20 +172,29 @@ export interface Eras {
   upsertsSearchAttributes: boolean;
   /** Spread into every repository-bound proxy (workflows/hosts.ts). */
   onHost: { taskQueue?: string };
+  /**
+   * No patch: the raw input's knobs name prPollEvery, which no run started before it has, so an old history replays
+   * unchanged. It keys the follow-ups of a followed pull request: the poller, and the reply when an iteration on an
+   * event changed nothing (workflows/run/follow-pr.ts).
+   */
+  prFollowUps: boolean;
 }
 
 /**
  * Once per execution, before the first command (continue-as-new starts a fresh one): the patch
  * markers 0.5.0 recorded there, in its order, then the execution's options.
  */
-export function decideEras(input: RunInput): Eras {
+export function decideEras(input: RunInput, raw: unknown = input): Eras {
   const upsertsSearchAttributes = input.searchAttributes !== false;
   // Everything that touches the repository (or `.vigil/` in it, like the notification ledger, or
   // needs the agent CLIs installed there, like the health check) runs on the run's host.
   const onHost = onRunHost(input);
   deprecatePatch(DONE_MEANS_DONE_PATCH);
   deprecatePatch(JUDGES_SEE_CHANGES_PATCH);
-  return { upsertsSearchAttributes, onHost };
+  // The raw input, before the knobs' defaults are filled in.
+  const rawKnobs = raw && typeof raw === 'object' ? (raw as { knobs?: unknown }).knobs : undefined;
+  const prFollowUps = typeof (rawKnobs as { prPollEvery?: unknown } | undefined)?.prPollEvery === 'number';
+  return { upsertsSearchAttributes, onHost, prFollowUps };
 }
 
 // ---- asked where their code runs: each call stands where 0.5.0 asked `patched()` ----

@@ -12,10 +12,10 @@
  *
  * Workflow code: deterministic, no I/O.
  */
+import { ActivityFailure } from '@temporalio/common';
 import { LIMITS, type Outcome, type OutcomeStatus } from '../../schemas/run.js';
 import type { PrEvent, PullRequestState } from '../../schemas/pr-event.js';
 import { PrEventSchema } from '../../schemas/pr-event.js';
-import { evidenceLine } from '../../rules/evidence-line.js';
 import {
   followsPullRequest,
   newPullRequestState,
@@ -27,8 +27,9 @@ import {
 } from '../../rules/follow-pr.js';
 import { beforeFollowPr } from './before-follow-pr.js';
 import { beforePrUpdate } from './before-pr-update.js';
-import { deliver, finish, pullRequest, stopOutcome } from './ending.js';
+import { deliver, finish, pullRequest, runEvidence, stopOutcome } from './ending.js';
 import { followPrEra, prUpdateEra } from './eras.js';
+import { pauseHasDeadlines, waitForPerson } from './pause-wait.js';
 import { replyOnPullRequest, updateOnBaseMoved } from './pr-update.js';
 import { type Run } from './run.js';
 
@@ -41,9 +42,11 @@ export async function endDone(run: Run, s: OutcomeStatus, reason: string, notes:
 async function deliverAndFollow(run: Run, s: OutcomeStatus, reason: string, notes: string[]): Promise<Outcome | null> {
   const { state } = run;
   const following = state.pullRequest;
-  const evidence = evidenceLine(state.lastTests, state.gates.latest, state.convergence.lastHash, state.acceptance);
+  const evidence = runEvidence(run);
   // The first delivery opens the pull request; each later one goes on top of the same branch (a fast-forward push).
   const d = await deliver(run, s, reason, [evidence, ...notes], following !== undefined);
+  // A later delivery with nothing to push (the work is HEAD's): the run says so on the pull request and waits again (keyed runs).
+  if (!d.branch && following && d.unchanged && run.eras.prFollowUps) return await nothingToPush(run, s, reason, notes, following, d.note);
   if (!d.branch) return finish(run, s, reason, notes, [d.note]);
   // After a rebase the push replaces what the remote holds, only if it still holds what was rebased (its lease).
   const pr = await pullRequest(run, s, reason, [evidence, ...notes], d.branch, following?.lease);
@@ -63,6 +66,37 @@ async function deliverAndFollow(run: Run, s: OutcomeStatus, reason: string, note
   return prUpdateEra() ? await followPullRequest(run, s, reason, notes, delivered) : await beforePrUpdate(run, s, reason, notes, delivered);
 }
 
+/** After an iteration on an event, nothing to push: the run replies that nothing changed and why, and follows the pull request again. */
+async function nothingToPush(
+  run: Run,
+  s: OutcomeStatus,
+  reason: string,
+  notes: string[],
+  pr: PullRequestState,
+  note: string,
+): Promise<Outcome | null> {
+  const last = pr.taken.at(-1);
+  const why =
+    `the work the run judged after it is the same as the repository's HEAD, so there was no commit to add to ${pr.branch}` +
+    ` (${note.replace(/^not delivered: /, '')})`;
+  const checks =
+    !pr.answering && last?.kind === 'checks-failed'
+      ? { about: `the red checks (${last.summary.replace(/^checks failed: /, '')})`, id: last.id }
+      : {};
+  await replyOnPullRequest(run, pr, reason, pr.head ?? null, true, { why, ...checks });
+  pr.waiting = true;
+  run.status = 'running';
+  run.recordEvent({
+    kind: 'message',
+    name: 'prEvent',
+    by: 'vigil',
+    summary: `nothing to push: following ${pr.url ?? pr.branch}`,
+    accepted: true,
+  });
+  run.publish();
+  return await followPullRequest(run, s, reason, notes, [note]);
+}
+
 /** Waits for the pull request's next event (pause, stop and a rewind apply), and answers it. */
 async function followPullRequest(
   run: Run,
@@ -73,6 +107,9 @@ async function followPullRequest(
 ): Promise<Outcome | null> {
   const { state, knobs } = run;
   const pr = state.pullRequest as PullRequestState;
+  // The poller (knob prPollEvery), in runs keyed for it (run.eras.prFollowUps): one gh call per interval while the run waits.
+  const pollMs = run.eras.prFollowUps && knobs.prPollEvery > 0 && pr.url ? knobs.prPollEvery * 1000 : null;
+  let pollAt = run.nowMs() + (pollMs ?? 0);
   for (;;) {
     if (run.stopRequest) return stopOutcome(run, [...notes, ...delivered]);
     if (run.rewindPending()) {
@@ -88,18 +125,64 @@ async function followPullRequest(
         ...delivered,
         `delivered: the pull request ${pr.url ?? pr.branch} saw no event for ${step.days} d`,
       ]);
+    // A pause that waits for a person (the branch conflicts with its moved base) keeps its reminder, re-route and deadline
+    // as any such pause (workflows/run/pause-wait.ts); in runs keyed by prFollowUps, as older ones waited without them.
+    if (run.eras.prFollowUps && state.pause !== null && !run.pauseOver() && pauseHasDeadlines(run)) {
+      await waitForPerson(run);
+      continue;
+    }
     if (step.kind === 'take' && state.pause === null) {
       pr.queue = step.rest;
       const taken = await takeEvent(run, s, reason, notes, delivered, step.event);
       if (taken !== 'wait') return taken;
       continue;
     }
-    const untilMs = step.kind === 'wait' ? step.untilMs : run.nowMs() + knobs.followPrDays * 86_400_000;
+    if (pollMs !== null && state.pause === null && run.nowMs() >= pollAt) {
+      await pollOnce(run, pr);
+      pollAt = run.nowMs() + pollMs;
+      continue;
+    }
+    const idleMs = step.kind === 'wait' ? step.untilMs : run.nowMs() + knobs.followPrDays * 86_400_000;
+    const paused = state.pause !== null;
+    const untilMs = pollMs !== null && !paused ? Math.min(idleMs, pollAt) : idleMs;
     await run.sdk.until(
-      () => run.stopRequest !== null || run.rewindPending() || (state.pause === null && pr.queue.length > 0),
+      () =>
+        run.stopRequest !== null ||
+        run.rewindPending() ||
+        (state.pause === null && pr.queue.length > 0) ||
+        // A resume goes back to polling (the poller rests while the run is paused).
+        (pollMs !== null && paused && state.pause === null),
       Math.max(untilMs - run.nowMs(), 1),
     );
   }
+}
+
+/**
+ * One poll of the pull request (activities/pr-poll.ts): each event it saw is received as the `prEvent` signal's are, so
+ * an id already received (the same red checks, review or comment seen again) is taken once. A failed poll is logged; the
+ * next interval polls again.
+ */
+async function pollOnce(run: Run, pr: PullRequestState): Promise<void> {
+  let polled: { events: PrEvent[]; note: string };
+  try {
+    polled = await run.acts.repo.pollPullRequest.executeWithOptions({ summary: `poll the pull request ${pr.url ?? pr.branch}` }, [
+      { repoPath: run.input.repoPath, runId: run.info.workflowId, url: pr.url ?? '', since: pr.since },
+    ]);
+  } catch (err) {
+    if (!(err instanceof ActivityFailure)) throw err;
+    polled = { events: [], note: `poll failed: ${(err.cause?.message ?? err.message).slice(0, 300)}` };
+  }
+  let fresh = 0;
+  for (const e of polled.events) {
+    const got = receivePrEvent(pr, e);
+    if (!got.ok) continue;
+    pr.queue = got.state.queue;
+    pr.ids = got.state.ids;
+    fresh += 1;
+  }
+  pr.polled = { at: run.nowIso(), note: polled.note.slice(0, 300), fresh };
+  run.sdk.log.info('pull request polled', { note: polled.note, events: polled.events.length, fresh });
+  if (fresh > 0) run.publish();
 }
 
 async function takeEvent(

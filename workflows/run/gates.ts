@@ -7,16 +7,17 @@
  */
 import { ActivityFailure, ApplicationFailure } from '@temporalio/common';
 import { FAILURE_TYPES, type RunGatesResult, type TestResult } from '../../schemas/activities.js';
-import { type GateResult, type ReviewRecord } from '../../schemas/gates.js';
+import { type GateResult, type GateTrack, type ReviewRecord } from '../../schemas/gates.js';
 import type { Outcome, TestRunRecord } from '../../schemas/run.js';
 import { addOrchestrationUsage, addUnpricedOrchestration } from '../../rules/budget.js';
-import { gateLabel, gateLine, gatesDue, mergeLatest, reviewGateResult, stuckReason, trackGate } from '../../rules/gates.js';
+import { freshTrack, gateLabel, gateLine, gatesDue, mergeLatest, reviewGateResult, stuckReason, trackGate } from '../../rules/gates.js';
 import { gateEvent, reviewEvent } from '../../rules/journal.js';
 import { noteSandbox, sandboxArgs } from '../../rules/sandbox.js';
 import { liftLatest } from '../../rules/finding-waivers.js';
 import { runGatesPass, testRecord } from '../gates-pass.js';
 import { finish } from './ending.js';
-import { escalateToPerson, notifyPeople } from './people.js';
+import { escalateToPerson, notifyPeople, tellPeople } from './people.js';
+import { gateFailedNotice } from '../../rules/notify-triggers.js';
 import { type GateStreak, type Run } from './run.js';
 import { markAffectedTests } from './eras.js';
 
@@ -124,6 +125,14 @@ export function trackGateResult(run: Run, r: GateResult): GateStreak | null {
   return null;
 }
 
+/** A gate's first failure in its streak, told (rules/notify-triggers.ts); `before`: its track before this result. */
+export async function tellFirstFailure(run: Run, before: GateTrack | undefined, r: GateResult): Promise<void> {
+  const { state, info } = run;
+  await tellPeople(run, [
+    gateFailedNotice(info.workflowId, state.iteration, before, state.gates.tracks[r.gate] ?? freshTrack(), r, gateLabel(r.gate)),
+  ]);
+}
+
 /** What a gate's failure streak asks for; the outcome when the run must end. */
 export async function actOnGateStreak(run: Run, r: GateResult, streak: GateStreak): Promise<Outcome | null> {
   const { state, knobs, info } = run;
@@ -192,9 +201,11 @@ export async function qualityGates(
   run.sdk.log.info('quality gates', { iteration: state.iteration, results: out.results.map((r) => `${r.gate}:${r.verdict}`).join(' ') });
   for (const r of out.results) run.recordEvent(gateEvent(r));
   for (const r of out.results) {
+    const before = state.gates.tracks[r.gate];
     const streak = trackGateResult(run, r);
     const ended = streak ? await actOnGateStreak(run, r, streak) : null;
     if (ended) return ended;
+    await tellFirstFailure(run, before, r);
   }
   run.publish();
   return null;

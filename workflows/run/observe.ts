@@ -15,12 +15,13 @@ import { iterationEvent } from '../../rules/journal.js';
 import { advanceMark, stepPaths } from '../../rules/lean-rounds.js';
 import { contextClearMemory, iterationMemory } from '../../rules/memory.js';
 import { keepContinuity } from '../../rules/prompt-memory.js';
+import { sensitiveFileNotice, stuckNotice } from '../../rules/notify-triggers.js';
 import { overrideNote } from '../../rules/model-override.js';
 import { mergedDenials, noteSandbox } from '../../rules/sandbox.js';
 import { initialLadder, observeLadder } from '../../rules/tier-ladder.js';
 import { describeProxies, evaluateUncertainty, type Proxies } from '../../rules/uncertainty.js';
 import type { AgentCall } from './call-agent.js';
-import { escalateToPerson, type EscalationArgs } from './people.js';
+import { escalateToPerson, type EscalationArgs, tellPeople } from './people.js';
 import { type Run } from './run.js';
 
 /**
@@ -102,6 +103,11 @@ export async function observeIteration(run: Run, call: AgentCall): Promise<RepoS
   state.recentIterations = [...state.recentIterations, record].slice(-LIMITS.recentIterations);
   run.recordEvent(iterationEvent(record, state.lastTests));
   if (result.usage || state.spend.calls > 0) run.recordSpend();
+  // The notification triggers of an iteration: 3 iterations without a change, a sensitive file changed.
+  await tellPeople(run, [
+    stuckNotice(info.workflowId, state.iteration, state.convergence.consecutiveNoChange),
+    sensitiveFileNotice(info.workflowId, state.iteration, snap.sinceLast?.sensitive ?? []),
+  ]);
   const trouble = watchForTrouble(run, result, snap, got.signals ?? UNREAD_SIGNALS);
   if (trouble) await escalateToPerson(run, ...trouble);
   return snap;

@@ -6,11 +6,15 @@
  */
 import type { NotifyEvent } from '../../schemas/notify.js';
 import type { TestRunRecord } from '../../schemas/run.js';
+import { ActivityFailure } from '@temporalio/common';
+import type { Outcome } from '../../schemas/run.js';
 import { budgetWarning } from '../../rules/budget.js';
+import { attemptsLog } from '../../rules/handoff-lines.js';
+import type { TriggerNotice } from '../../rules/notify-triggers.js';
 import { escalationEvent } from '../../rules/journal.js';
 import type { Proxies } from '../../rules/uncertainty.js';
 import { escalate, recordNotification, sendNotification } from '../escalation.js';
-import { verdictSummary } from '../ui.js';
+import { verdictSummary } from '../../rules/ui.js';
 import { type Run } from './run.js';
 
 /** The tests as a handoff states them: no runner and an inconclusive run are not failures. */
@@ -48,6 +52,16 @@ export async function notifyPeople(
   state.notifications = recordNotification(state.notifications, r, event, at, r === null && hasChannel(run));
   if (r) run.recordEvent({ kind: 'notification', event, delivered: r.delivered, failed: r.failed, title: title.slice(0, 200), severity });
   return r;
+}
+
+/**
+ * What the notification triggers ask to say (rules/notify-triggers.ts), one notification each.
+ * Only in runs started with `notifyTriggers` (a field of the run's input no older run has: its
+ * history replays without these calls, no patch needed).
+ */
+export async function tellPeople(run: Run, notices: readonly (TriggerNotice | null)[]): Promise<void> {
+  if (!run.input.notifyTriggers) return;
+  for (const n of notices) if (n) await notifyPeople(run, n.event, n.title, n.message, n.severity, n.details, n.dedupeKey);
 }
 
 export function hasChannel(run: Run): boolean {
@@ -98,6 +112,7 @@ export async function escalateToPerson(
         lastCouncil: lastVerdict ? verdictSummary(lastVerdict) : null,
         lastTests: t ? handoffTestsLine(t) : null,
         openQuestions: questions,
+        attempts: attemptsLog(state.recentIterations),
       },
     },
   );
@@ -146,4 +161,40 @@ export async function warnOnBudget(run: Run): Promise<void> {
     { spentUsd: state.spend.usd, budgetUsd: budget, iteration: state.iteration },
     `${info.workflowId}:budget_warning:${budget}`,
   );
+}
+
+/**
+ * The session-end handoff: how the run ended, what was tried, what was built, in the run folder's
+ * HANDOFF.md (and `.vigil/handoffs/`). Only in runs started with `notifyTriggers` (absent in older
+ * runs, whose histories replay without this call: no patch). Never fails the run.
+ */
+export async function writeSessionHandoff(run: Run, o: Outcome): Promise<void> {
+  const { state, knobs, input, info } = run;
+  if (!input.notifyTriggers) return;
+  const lastVerdict = state.council.verdicts.at(-1);
+  const t = state.lastTests;
+  const handoff = {
+    runId: info.workflowId,
+    repoPath: input.repoPath,
+    runStartSha: state.runStart?.sha ?? null,
+    iteration: state.iteration,
+    reason: 'session_end' as const,
+    headline: `the run ended: ${o.status}`,
+    signals: [o.reason, ...o.notes].slice(0, 20).map((l) => l.slice(0, 500)),
+    mode: knobs.autonomyMode,
+    paused: false,
+    lastCouncil: lastVerdict ? verdictSummary(lastVerdict) : null,
+    lastTests: t ? handoffTestsLine(t) : null,
+    openQuestions: [],
+    attempts: attemptsLog(state.recentIterations),
+  };
+  try {
+    // Not the run's latestHandoff: that stays the last escalation's, which status, the console and `vigil handoff` show.
+    await run.sdk.nonCancellable(() =>
+      run.acts.repo.writeHandoff.executeWithOptions({ summary: `handoff: the run ended (${o.status})` }, [handoff]),
+    );
+  } catch (err) {
+    if (!(err instanceof ActivityFailure)) throw err;
+    run.sdk.log.warn('the session-end handoff was not written', { error: err.cause?.message ?? err.message });
+  }
 }

@@ -24,7 +24,7 @@ export async function updateOnBaseMoved(run: Run): Promise<null | 'wait'> {
   let r: PrBranchUpdate;
   try {
     r = await run.acts.repo.updatePrBranch.executeWithOptions({ summary: `${mode} ${pr.branch} onto its moved base` }, [
-      { repoPath: input.repoPath, runId: info.workflowId, branch: pr.branch, mode },
+      { repoPath: input.repoPath, runId: info.workflowId, branch: pr.branch, mode, ...(pr.base ? { base: pr.base } : {}) },
     ]);
   } catch (err) {
     if (!(err instanceof ActivityFailure)) throw err;
@@ -35,6 +35,8 @@ export async function updateOnBaseMoved(run: Run): Promise<null | 'wait'> {
   pr.updates = [...(pr.updates ?? []), { at, result: r.result, mode, base: r.base, commit: r.commit, note: r.note.slice(0, 500) }].slice(
     -20,
   );
+  // The base the update found, kept when the run had none (state only, no command): the next push to it is mapped to the run.
+  if (!pr.base && r.base) pr.base = r.base;
   run.recordEvent({ kind: 'message', name: 'prEvent', by: 'vigil', summary: `base moved: ${r.note}`.slice(0, 300), accepted: true });
   run.sdk.log.info('pull request branch update', { result: r.result, mode, base: r.base, commit: r.commit });
   if (r.result === 'updated' && r.tree) {
@@ -77,9 +79,14 @@ export async function replyOnPullRequest(
   judged: string,
   to: string | null,
   pushed: boolean,
+  unchanged?: { why: string; about?: string; id?: string },
 ): Promise<void> {
-  const asked = pr.answering;
+  // An iteration on red checks that changed nothing is answered too (runs keyed by prFollowUps only call with `unchanged`).
+  const asked =
+    pr.answering ??
+    (unchanged?.about && unchanged.id ? { id: unchanged.id, author: 'checks', review: false, from: pr.head ?? null } : undefined);
   if (!asked) return;
+  const aboutChecks = unchanged?.about !== undefined && asked !== pr.answering;
   delete pr.answering;
   let note: string;
   let posted = false;
@@ -99,6 +106,8 @@ export async function replyOnPullRequest(
           to,
           pushed,
           judged: judged.slice(0, 2000),
+          ...(unchanged ? { unchanged: unchanged.why.slice(0, 1000) } : {}),
+          ...(aboutChecks && unchanged?.about ? { about: unchanged.about.slice(0, 300) } : {}),
         },
       ]);
       posted = r.posted;

@@ -44,6 +44,7 @@ export function makeProxies(knobs: Knobs, eras: Pick<Eras, 'onHost'>) {
       | 'openPullRequest'
       | 'updatePrBranch'
       | 'replyOnPullRequest'
+      | 'pollPullRequest'
       | 'releaseRunFiles'
     >
   >({
@@ -130,10 +131,24 @@ export function makeProxies(knobs: Knobs, eras: Pick<Eras, 'onHost'>) {
     retry: { maximumAttempts: 3, initialInterval: '2s' },
   });
   const streams = proxyActivities<
-    Pick<Acts, 'streamBase' | 'addWorktree' | 'removeWorktree' | 'mergeStream' | 'applyStreams' | 'recreateWorktree'>
+    Pick<
+      Acts,
+      | 'streamBase'
+      | 'addWorktree'
+      | 'removeWorktree'
+      | 'mergeStream'
+      | 'applyStreams'
+      | 'recreateWorktree'
+      | 'forkBase'
+      | 'addAttempts'
+      | 'describeAttempts'
+      | 'settleAttempts'
+      | 'applyFork'
+    >
   >({
     ...onHost,
-    // Parallel streams' git: a worktree added or removed, a merge-tree, the merged tree written out: seconds, minutes for huge repositories.
+    // Parallel streams' and forks' git: a worktree added or removed, a merge-tree, a tree written out, K status queries:
+    // seconds, minutes for huge repositories.
     startToCloseTimeout: '10m',
     // They beat every second: a dead worker costs seconds, and the retry finds what the first attempt did.
     heartbeatTimeout: Math.max(knobs.heartbeatTimeoutSeconds, 10) * 1000,

@@ -34,7 +34,7 @@ import { deadlineChannels } from '../escalation.js';
 import type { CallCancel, MessageAck } from '../messages.js';
 import type { Rewinder } from '../rewind.js';
 import { tellRunningCall } from '../running-call.js';
-import { currentDetails } from '../ui.js';
+import { currentDetails } from '../../rules/ui.js';
 import type { Eras } from './eras.js';
 import type { Proxies } from './proxies.js';
 import type { WorkflowInfo, WorkflowPort } from './port.js';
@@ -306,6 +306,7 @@ export class Run {
       checks: state.checks,
       contract: state.contract,
       sandbox: { mode: knobs.sandbox, ...state.sandbox },
+      ...(state.fork ? { fork: state.fork } : {}),
       ...(this.journaling
         ? {
             eventStore: {
@@ -415,6 +416,7 @@ function followedPullRequest(pr: PullRequestState): NonNullable<StatusSnapshot['
     taken: pr.taken,
     ...(pr.updates?.length ? { updates: pr.updates } : {}),
     ...(pr.replies?.length ? { replies: pr.replies } : {}),
+    ...(pr.polled ? { polled: pr.polled } : {}),
     queued: pr.queue.length,
     ...(pr.answering ? { answering: { author: pr.answering.author, review: pr.answering.review } } : {}),
   };

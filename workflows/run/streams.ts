@@ -47,6 +47,7 @@ import {
 } from '../../rules/tasks.js';
 import { budgetSignal, pauseSignal, resumeSignal, stopSignal, streamWaitingSignal } from '../messages.js';
 import { stopOutcome } from './ending.js';
+import { seedForkDirective } from './fork.js';
 import { beforeStoppedRetry } from './before-stream-recovery.js';
 import { streamRecoveryEra } from './eras.js';
 import { end, type End, GO, type Go, type Run } from './run.js';
@@ -156,7 +157,9 @@ function streamInput(run: Run, t: TaskRecord, worktree: string, q: TaskQueue): R
     // A signed run's streams carry its signature: each is admitted as the run's child (activities/run-authorization.ts).
     ...(input.authorization ? { authorization: input.authorization } : {}),
     ...(input.host ? { host: input.host } : {}),
+    ...(input.notifyTriggers ? { notifyTriggers: true } : {}),
     ...(input.searchAttributes !== undefined ? { searchAttributes: input.searchAttributes } : {}),
+    ...(input.loopRules !== undefined ? { loopRules: input.loopRules } : {}),
   };
 }
 
@@ -209,6 +212,8 @@ export async function runStreams(run: Run): Promise<End | Go<undefined>> {
 
 async function streamsFirst(run: Run): Promise<End | null> {
   const { state, knobs, input, info } = run;
+  // A fork's own run (input `forkOf`, which no other run has: no patch): what got stuck goes into its first prompt.
+  if (input.forkOf) seedForkDirective(run);
   if (input.stream) {
     seedStreamDirective(run);
     watchStreamWaits(run, input.stream);

@@ -158,7 +158,16 @@ function readInvocation(argv: string[], env: NodeJS.ProcessEnv): Invocation | 'h
   const runId = env.VIGIL_RUN_ID === undefined || env.VIGIL_RUN_ID === '' ? null : env.VIGIL_RUN_ID;
   // An attempt of a run with attempts may have a scenario of its own: `{attempt}` in the path is its number (VIGIL_ATTEMPT).
   const attempt = env.VIGIL_ATTEMPT ?? '';
-  return { role, iteration, member, reviewer, runId, scenarioPath: scenarioPath.replaceAll('{attempt}', attempt) };
+  // A call on another model may too: `{model}` is the model Vigil asked for (VIGIL_MODEL; empty when none was named).
+  const model = env.VIGIL_MODEL ?? '';
+  return {
+    role,
+    iteration,
+    member,
+    reviewer,
+    runId,
+    scenarioPath: scenarioPath.replaceAll('{attempt}', attempt).replaceAll('{model}', model),
+  };
 }
 
 /** Reads and validates the scenario file; throws UsageError naming the file and every problem. */

@@ -71,3 +71,55 @@ describe('the boundary, server-less', () => {
     expect(run.status).toBe('stopping');
   });
 });
+
+describe('the one-time grace at the cap, server-less (rules/grace.ts)', () => {
+  /** A run at its cap (3) whose last iteration claimed and failed; `loopRules` as runs of this release have it. */
+  const atCap = (input: { loopRules?: 1 } = { loopRules: 1 }, graceUsed = false) =>
+    testRun({
+      knobs: { maxIterations: 3 },
+      input,
+      state: (s) => {
+        s.iteration = 3;
+        s.lastFindings = 'Iteration 3 failed with exit code 1.';
+        if (graceUsed) s.iterationGrace = { at: 3 };
+        s.recentIterations = [3].map((iteration) => ({
+          iteration,
+          phase: 'VERIFY' as const,
+          tier: 'development' as const,
+          exitCode: 1,
+          durationMs: 10,
+          logPath: '/l',
+          attempts: 1,
+          claimed: true,
+          changed: true,
+          filesChangedSinceStart: 1,
+          treeHash: 't3',
+          at: '2026-01-01T00:00:00.000Z',
+        }));
+      },
+    });
+
+  it('grants one more iteration to a pending claim at the cap, says why, and keeps the failure in the findings', async () => {
+    const { run, seen } = atCap();
+    expect(await atBoundary(run)).toBe(GO);
+    expect(run.state.iterationGrace).toEqual({ at: 3 });
+    expect(run.state.lastFindings).toMatch(
+      /^Your completion claim of iteration 3 was not judged .*\n\nIteration 3 failed with exit code 1\.$/s,
+    );
+    expect(seen.activities).toEqual([]);
+  });
+
+  it('adversarial: once granted, the cap is 4 and the run ends there (no second grace)', async () => {
+    const { run } = atCap({ loopRules: 1 }, true);
+    run.state.iteration = 4;
+    // Ending the run asks its activities (the outcome's record), which this port does not answer: the run did not go on.
+    await expect(atBoundary(run)).rejects.toThrow(/unexpected activity/);
+    expect(run.state.iterationGrace).toEqual({ at: 3 });
+  });
+
+  it('a run started before the rule (no loopRules in its input) ends at its cap as it did', async () => {
+    const { run } = atCap({});
+    await expect(atBoundary(run)).rejects.toThrow(/unexpected activity/);
+    expect(run.state.iterationGrace).toBeUndefined();
+  });
+});

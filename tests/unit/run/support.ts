@@ -13,7 +13,7 @@
  */
 import type { SearchAttributePair } from '@temporalio/common';
 import { defaultKnobs, type Knobs } from '../../../schemas/knobs.js';
-import type { RunState } from '../../../schemas/run.js';
+import type { RunInput, RunState } from '../../../schemas/run.js';
 import { initialRunState } from '../../../workflows/initial-state.js';
 import type { Eras } from '../../../workflows/run/eras.js';
 import type { Scope, WorkflowInfo, WorkflowPort } from '../../../workflows/run/port.js';
@@ -63,6 +63,8 @@ export interface TestRunOptions {
   eras?: Partial<Eras>;
   /** Runs while a wait without a timeout is asked, before its condition is read again (a message arriving). */
   duringWait?: (run: Run) => void;
+  /** Fields of the run's input beyond the PRD, the repository and the knobs (`loopRules`, ...). */
+  input?: Partial<RunInput>;
 }
 
 function testPort(seen: Seen, clock: { ms: number }, info: () => WorkflowInfo, duringWait: () => void): WorkflowPort {
@@ -146,8 +148,8 @@ export function testRun(opts: TestRunOptions = {}): TestRun {
     typedSearchAttributes: { get: () => undefined },
     ...opts.info,
   } as unknown as WorkflowInfo;
-  const eras: Eras = { upsertsSearchAttributes: true, onHost: {}, ...opts.eras };
-  const input = { prdPath: '/repo/PRD.md', prdTitle: 'PRD', repoPath: '/repo', knobs };
+  const eras: Eras = { upsertsSearchAttributes: true, onHost: {}, prFollowUps: true, ...opts.eras };
+  const input = { prdPath: '/repo/PRD.md', prdTitle: 'PRD', repoPath: '/repo', knobs, ...opts.input };
   let run: Run | null = null;
   const port = testPort(
     seen,

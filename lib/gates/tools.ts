@@ -8,13 +8,12 @@
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
-import { isExecutableFile } from '../../lib/providers/probe.js';
 import path from 'node:path';
-import { inheritedEnv } from '../process.js';
-import { awaitTreeGone, SANDBOX_STATUS_FD, sandboxStatusReader, signalTree, TOKEN_VAR } from '../../lib/process-tree.js';
-import { workerStoreUrl } from '../../lib/event-store.js';
+import { inheritedEnv } from '../child-env.js';
+import { awaitTreeGone, SANDBOX_STATUS_FD, sandboxStatusReader, signalTree, TOKEN_VAR } from '../process-tree.js';
+import { workerStoreUrl } from '../event-store.js';
 import { prepareSandbox, sandboxReport, type PreparedSandbox } from '../sandbox.js';
-import { CallLimiter } from '../../lib/sandbox-limits.js';
+import { CallLimiter } from '../sandbox-limits.js';
 import type { SandboxMode, SandboxReport } from '../../schemas/sandbox.js';
 
 /** Output kept per stream by default: enough for any summary, small enough for the worker's memory. */
@@ -63,25 +62,6 @@ export interface ToolRun {
   truncated: boolean;
   /** Set when the tool could not be started at all (ENOENT, EACCES, ...). */
   spawnError: string | null;
-}
-
-/**
- * The absolute path of `name`: `<repoPath>/node_modules/.bin/<name>` when it exists (the version the
- * project pinned), else the first match in `pathEnv` (default: the worker's PATH). Relative PATH
- * entries are skipped so that the checked repository cannot plant a binary through `.` in PATH.
- * Null when the tool is not installed: the caller reports it, it never downloads it.
- */
-export function findBinary(name: string, repoPath?: string, pathEnv: string | undefined = process.env.PATH): string | null {
-  if (repoPath) {
-    const local = path.join(repoPath, 'node_modules', '.bin', name);
-    if (isExecutableFile(local)) return local;
-  }
-  for (const dir of (pathEnv ?? '').split(path.delimiter)) {
-    if (!dir || !path.isAbsolute(dir)) continue;
-    const candidate = path.join(dir, name);
-    if (isExecutableFile(candidate)) return candidate;
-  }
-  return null;
 }
 
 /** Environment for a checker: the worker's (minus its secrets), non-interactive and colourless, so output parses. */

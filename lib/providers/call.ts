@@ -1,5 +1,5 @@
 /**
- * One agent call through a provider preset (activities/providers/): before the call, which CLI
+ * One agent call through a provider preset (lib/providers/): before the call, which CLI
  * runs with which argv, stdin and environment — the installed CLI's --help probed once per binary
  * version so optional flags are passed only where they exist, and a session resumed when a
  * previous attempt of this same call (a crashed worker) recorded one; after the call, what its
@@ -7,14 +7,13 @@
  * a readable transcript. Facts only: the workflow decides what they mean for the run.
  */
 import { randomUUID } from 'node:crypto';
-import { ApplicationFailure } from '@temporalio/common';
-import { FAILURE_TYPES, type AgentResult, type AgentRole } from '../schemas/activities.js';
-import type { Tier } from '../schemas/run.js';
-import { detectAuthError } from '../rules/auth-error.js';
-import { detectRateLimit, type RateLimitVerdict } from '../rules/rate-limit.js';
-import { PROVIDERS, type ParsedOutput, type ProviderName } from '../lib/providers/index.js';
-import { probeCached } from '../lib/providers/probe.js';
-import { apiFailureLine } from '../lib/providers/common.js';
+import type { AgentResult, AgentRole } from '../../schemas/activities.js';
+import type { Tier } from '../../schemas/run.js';
+import { detectAuthError } from '../../rules/auth-error.js';
+import { detectRateLimit, type RateLimitVerdict } from '../../rules/rate-limit.js';
+import { PROVIDERS, type ParsedOutput, type ProviderName } from './index.js';
+import { probeCached } from './probe.js';
+import { apiFailureLine } from './common.js';
 
 export interface CallRequest {
   provider: ProviderName;
@@ -48,8 +47,19 @@ export interface PreparedCall {
   structured: boolean;
 }
 
+/**
+ * The agent cannot be run as configured (no command, an empty command line): trying again changes
+ * nothing. The agent activity turns it into a non-retryable failure of type agentNotRunnable.
+ */
+export class AgentNotRunnable extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'AgentNotRunnable';
+  }
+}
+
 const notRunnable = (message: string): never => {
-  throw ApplicationFailure.create({ type: FAILURE_TYPES.agentNotRunnable, nonRetryable: true, message });
+  throw new AgentNotRunnable(message);
 };
 
 export async function prepareCall(req: CallRequest): Promise<PreparedCall> {

@@ -18,7 +18,7 @@
 import { spawnSync } from 'node:child_process';
 import { realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { compiledModule } from './supervisor-client.js';
+import { compiledModule } from '../lib/supervisor-location.js';
 import { isSourceCheckout, packageRoot, toolsDir } from '../lib/paths.js';
 import { SANDBOX_BRIDGE_PATH } from '../lib/sandbox-policy.js';
 

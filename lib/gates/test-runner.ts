@@ -10,7 +10,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { findBinary } from './tools.js';
+import { findBinary } from '../find-binary.js';
 
 export interface DetectedRunner {
   runner: string;
