@@ -16,13 +16,14 @@
  */
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { closeSync, constants, openSync, readFileSync, readSync, rmSync } from 'node:fs';
+import { closeSync, constants, openSync, readSync } from 'node:fs';
 import type { Readable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { redactSecrets } from '../rules/scans.js';
 import { processStartTime, signalTree } from '../lib/process-tree.js';
+import { killSurvivor } from '../lib/process-survivor.js';
 import { beatWhileRunning } from './heartbeat.js';
 import { describeWriteError } from '../lib/safe-files.js';
 import { connectDaemon } from './supervisor-client.js';
@@ -115,41 +116,6 @@ const ATTACH_POLL_MS = 250;
 /** After asking the supervisor to cancel, how long before the worker kills the tree itself. */
 const CANCEL_FORCE_MS = CANCEL_GRACE_MS + 1500;
 export const DEFAULT_MAX_LOG_BYTES = 64 * 1024 * 1024;
-
-interface PidRecord {
-  pid?: unknown;
-  startTime?: unknown;
-  token?: unknown;
-  supervisor?: { pid?: unknown; startTime?: unknown; shared?: unknown };
-}
-
-/** Whether the process `pid` is still the one that started at `startTime`. */
-function sameProcess(pid: unknown, startTime: unknown): pid is number {
-  return typeof pid === 'number' && typeof startTime === 'string' && processStartTime(pid) === startTime;
-}
-
-/**
- * Kills what the record in `pidFile` names, if still alive: the supervisor, the child's process
- * group and every token holder (a pid reused by another process is left alone). Removes the file.
- */
-export function killSurvivor(pidFile: string): boolean {
-  let rec: PidRecord;
-  try {
-    rec = JSON.parse(readFileSync(pidFile, 'utf8')) as PidRecord;
-  } catch {
-    return false;
-  }
-  rmSync(pidFile, { force: true });
-  if (typeof rec !== 'object' || rec === null) return false;
-  // A daemon supervises other calls too: it is left running (it records nothing for a call
-  // whose state file a later call took over, supervised-call.ts).
-  const sup = rec.supervisor?.shared !== true && sameProcess(rec.supervisor?.pid, rec.supervisor?.startTime);
-  if (sup) process.kill(rec.supervisor?.pid as number, 'SIGKILL');
-  const token = typeof rec.token === 'string' ? rec.token : '';
-  const alive = sameProcess(rec.pid, rec.startTime); // else gone, or the pid was reused
-  const strays = signalTree(alive ? (rec.pid as number) : undefined, token, 'SIGKILL');
-  return sup || alive || strays > 0;
-}
 
 /** The last non-empty line of `text` (from its last 2 KiB), at most 200 characters, redacted. */
 export function lastLine(text: string): string {
