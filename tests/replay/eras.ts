@@ -43,54 +43,6 @@ export interface Era {
 /** Live patches and their fixtures from before them. */
 export const ERAS: Era[] = [
   {
-    patch: 'vigil-acceptance-from-prd-v1',
-    introducedBy: '79ac036',
-    before: 'the acceptance role: a run started with acceptanceFromPrd had no acceptance tests',
-    fixtures: [
-      // The patch is asked only by runs with the knob: a run without it, recorded before the patch, replays with no marker.
-      // (Until 0.6.0 the done-means-done demo from before it; 0.6.0 deleted the path that one took.)
-      {
-        file: 'before-vigil-stream-recovery-v1.json',
-        commit: '6ec21a3',
-        scenario: 'streams',
-        pins: 'a run without the acceptanceFromPrd knob: no acceptance call, and no marker of this patch asked',
-      },
-    ],
-  },
-  {
-    patch: 'vigil-stream-recovery-v1',
-    introducedBy: '22bd35f',
-    before:
-      'the stream recovery: a stream resumed with its worktree gone pauses again, a stream stopped on its own is a dead letter at once',
-    fixtures: [
-      {
-        file: 'before-vigil-stream-recovery-v1.json',
-        commit: '6ec21a3',
-        scenario: 'streams',
-        pins: 'a run of two streams, one of which a person stops on its own after its worktree was deleted: its task dead-lettered, no second attempt',
-      },
-      {
-        file: 'before-vigil-stream-recovery-v1-stream.json',
-        commit: '6ec21a3',
-        scenario: 'stream',
-        pins: 'that stream: its worktree deleted mid-iteration, paused, resumed by its run and paused again, then stopped',
-      },
-    ],
-  },
-  {
-    patch: 'vigil-follow-pr-v1',
-    introducedBy: '53b5b2e',
-    before: 'following the pull request: a done run with deliver=pr delivered, opened its pull request and ended',
-    fixtures: [
-      {
-        file: 'before-vigil-follow-pr-v1.json',
-        commit: '823dd25',
-        scenario: 'deliver-pr',
-        pins: 'tests/workflow/delivery.test.ts "deliver=pr": approved at iteration 3, delivered, the pull request opened through a fake gh, ended council_approved with no wait',
-      },
-    ],
-  },
-  {
     patch: 'vigil-attempts-comparison-v1',
     introducedBy: '6bb235c',
     before: 'the comparison round of a run with attempts: the pick rule alone chose among several approved attempts',
@@ -184,6 +136,30 @@ export const RELEASE_FIXTURES: ReleaseFixture[] = [
     "tests/workflow/affected-tests.test.ts 'an iteration runs the tests its change affects; the completion check runs everything and refuses what they missed'",
     'gate passes of ordinary iterations on the affected tests, completion checks on the full suite, a claim refused for what the selection missed',
     ['affected-tests'],
+  ),
+  at050(
+    'acceptance-from-prd',
+    "tests/workflow/acceptance-from-prd.test.ts 'pauses once to show the written tests, then refuses a hard-coded answer by them and approves the fix; the builder never finds them'",
+    'a supervised run with acceptanceFromPrd: its acceptance tests written and sealed, a pause to show them, a hard-coded answer refused by them, the fix approved',
+    ['acceptance-from-prd', 'pause-deadlines', 'affected-tests'],
+  ),
+  at050(
+    'stream-recovery',
+    "tests/workflow/streams-recovery.test.ts 'stopped on its own, it is tried once more from a fresh worktree (the run’s stop alone stops a stream for good), and the run ends approved'",
+    'a run of two streams, one stopped on its own by a person: tried once more from a fresh worktree, both merged, approved',
+    ['stream-recovery', 'affected-tests'],
+  ),
+  at050(
+    'stream-recovery-stream',
+    "tests/workflow/streams-recovery.test.ts 'pauses with advice that works: the run’s resume makes the worktree again from its last checkpoint, and the run ends approved with both streams merged'",
+    'a stream whose worktree was deleted: paused with advice, resumed by its run, its worktree made again from its last checkpoint, done',
+    ['affected-tests', 'pause-deadlines', 'stream-recovery'],
+  ),
+  at050(
+    'follow-pr',
+    "tests/workflow/follow-pr.test.ts 'red checks: an iteration whose prompt carries them fixes the work, judged again, pushed to the same branch; the redelivery is taken once'",
+    'deliver=pr with followPr: delivered, its pull request followed, red checks an iteration judged again and pushed to the same branch, then merged',
+    ['affected-tests', 'follow-pr'],
   ),
 ];
 
@@ -294,7 +270,7 @@ const at040 = (scenario: string, then: string[]): [string, string, string[]] => 
 
 /**
  * Deleted by 0.6.0, which deleted the calls of the patches 0.5.0 deprecated (the runs 0.4.0 started,
- * which these recordings are, held their markers undeprecated) and the old paths of five of the
+ * which these recordings are, held their markers undeprecated) and the old paths of the eight
  * patches 0.5.0 had live (the `before-*` recordings took them): runs started by 0.4.0 must have
  * finished before 0.6.0 (docs/operations.md).
  */
@@ -337,6 +313,9 @@ const RETIRED_BY_060: RetiredFixture[] = (
     ['before-vigil-stop-now-closes-first-v1.json', 'ec0db20', ['vigil-stop-now-closes-first-v1']],
     ['before-vigil-affected-tests-v1-demo.json', 'e0a2051', ['vigil-affected-tests-v1']],
     ['before-vigil-pause-deadlines-v1.json', 'ef0551e', ['vigil-pause-deadlines-v1']],
+    ['before-vigil-stream-recovery-v1.json', '6ec21a3', ['vigil-stream-recovery-v1', 'vigil-acceptance-from-prd-v1']],
+    ['before-vigil-stream-recovery-v1-stream.json', '6ec21a3', ['vigil-stream-recovery-v1']],
+    ['before-vigil-follow-pr-v1.json', '823dd25', ['vigil-follow-pr-v1']],
   ] satisfies [string, string, string[]][]
 ).map(dropped060);
 

@@ -19,8 +19,7 @@ import { addOrchestrationUsage, addUnpricedOrchestration } from '../../rules/bud
 import { noteSandbox, sandboxArgs } from '../../rules/sandbox.js';
 import { acceptanceOnBase } from './acceptance.js';
 import { finish } from './ending.js';
-import { beforeAcceptanceFromPrd } from './before-acceptance-from-prd.js';
-import { acceptanceFromPrdEra } from './eras.js';
+import { markAcceptanceFromPrd } from './eras.js';
 import { notifyPeople } from './people.js';
 import { type Run } from './run.js';
 
@@ -41,7 +40,7 @@ export async function draftAcceptanceTests(run: Run): Promise<Outcome | null> {
   const { state, knobs } = run;
   // A person's folder wins (vigil start refuses both; a client that sends both gets the person's).
   if (!knobs.acceptanceFromPrd || knobs.acceptanceTests || state.acceptance || state.iteration > 0) return null;
-  if (!acceptanceFromPrdEra()) return beforeAcceptanceFromPrd();
+  markAcceptanceFromPrd();
   return draft(run, 1, null);
 }
 

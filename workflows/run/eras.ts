@@ -17,14 +17,13 @@
  *    which Temporal lets a workflow without the call skip.
  *
  * 0.5.0 deprecated all 33 patches of 0.4.0 and earlier; 0.6.0 deleted their calls (the runs it
- * replays, started by 0.5.0, recorded those markers as deprecated). 0.6.0 deprecates five of the
- * eight patches 0.5.0 had live (done-means-done, judges-see-changes, stop-now, affected-tests,
- * pause-deadlines: their old paths deleted); 0.7.0 deletes their calls. Live: the
- * acceptance-from-prd, stream-recovery and follow-pr patches of 0.5.0 (their deprecation waits for
- * recordings of 0.5.0 that hold their markers, tests/replay/eras.ts), and the attempts-comparison
- * and pr-update patches of 0.6.0 (below). The done-means-done and judges-see-changes patches are
- * asked once per execution, before the first command, in the fixed order of `decideEras`; the
- * others where their code runs (the `mark...` and `...Era` functions below).
+ * replays, started by 0.5.0, recorded those markers as deprecated). 0.6.0 deprecates the eight
+ * patches 0.5.0 had live (done-means-done, judges-see-changes, acceptance-from-prd,
+ * stream-recovery, stop-now, affected-tests, pause-deadlines, follow-pr: their old paths deleted);
+ * 0.7.0 deletes their calls. Live: the attempts-comparison and pr-update patches of 0.6.0 (below).
+ * The done-means-done and judges-see-changes patches are asked once per execution, before the
+ * first command, in the fixed order of `decideEras`; the others where their code runs (the
+ * `mark...` and `...Era` functions below).
  *
  * Workflow code: deterministic, no I/O.
  */
@@ -32,7 +31,7 @@ import { deprecatePatch, patched } from '@temporalio/workflow';
 import type { RunInput } from '../../schemas/run.js';
 import { onRunHost } from '../hosts.js';
 
-// ---- the patches of 0.5.0: five deprecated by 0.6.0 (their old paths deleted; 0.7.0 deletes the calls), three live ----
+// ---- the patches of 0.5.0: deprecated by 0.6.0 (their old paths deleted; 0.7.0 deletes the calls) ----
 
 /**
  * Done means done: the run's tests run once on the tree it started with, before the first
@@ -137,13 +136,7 @@ export const PR_UPDATE_PATCH = 'vigil-pr-update-v1';
  * `decideEras` (or a function here asked where its code runs), its id here, and its fixtures to
  * tests/replay/eras.ts (`ERAS`); tests/unit/architecture.test.ts checks that both list the same ids.
  */
-export const PATCH_IDS = [
-  ACCEPTANCE_FROM_PRD_PATCH,
-  STREAM_RECOVERY_PATCH,
-  FOLLOW_PR_PATCH,
-  ATTEMPTS_COMPARISON_PATCH,
-  PR_UPDATE_PATCH,
-] as const satisfies readonly string[];
+export const PATCH_IDS = [ATTEMPTS_COMPARISON_PATCH, PR_UPDATE_PATCH] as const satisfies readonly string[];
 export type PatchId = (typeof PATCH_IDS)[number];
 
 /** A patch whose old path is gone: asked with `deprecatePatch()` until `deletedIn`. */
@@ -161,9 +154,12 @@ const deprecatedIn060 = (id: string): DeprecatedPatch => ({ id, deprecatedIn: '0
 export const DEPRECATED_PATCHES: readonly DeprecatedPatch[] = [
   DONE_MEANS_DONE_PATCH,
   JUDGES_SEE_CHANGES_PATCH,
+  ACCEPTANCE_FROM_PRD_PATCH,
+  STREAM_RECOVERY_PATCH,
   STOP_NOW_PATCH,
   AFFECTED_TESTS_PATCH,
   PAUSE_DEADLINES_PATCH,
+  FOLLOW_PR_PATCH,
 ].map(deprecatedIn060);
 
 /** The options of one execution (the eras of its live patches would join them). */
@@ -205,15 +201,17 @@ export const markAffectedTests = (): void => deprecatePatch(AFFECTED_TESTS_PATCH
 export const markPauseDeadlines = (): void => deprecatePatch(PAUSE_DEADLINES_PATCH);
 /** A run stopped with `stop --now` ends (STOP_NOW_PATCH). */
 export const markStopNow = (): void => deprecatePatch(STOP_NOW_PATCH);
+/** A run with the acceptanceFromPrd knob is about to have its acceptance tests written (ACCEPTANCE_FROM_PRD_PATCH). */
+export const markAcceptanceFromPrd = (): void => deprecatePatch(ACCEPTANCE_FROM_PRD_PATCH);
+/** A stream resumes, or a run's stream ended stopped with an attempt left (STREAM_RECOVERY_PATCH): true, it is retried. */
+export const markStreamRecovery = (): true => {
+  deprecatePatch(STREAM_RECOVERY_PATCH);
+  return true;
+};
+/** A done run with deliver=pr and followPr is about to deliver and follow its pull request (FOLLOW_PR_PATCH). */
+export const markFollowPr = (): void => deprecatePatch(FOLLOW_PR_PATCH);
 
 // ---- live patches asked where their code runs ----
-
-/** A run with the acceptanceFromPrd knob is about to have its acceptance tests written: the era (ACCEPTANCE_FROM_PRD_PATCH). */
-export const acceptanceFromPrdEra = (): boolean => patched(ACCEPTANCE_FROM_PRD_PATCH);
-/** A stream resumes, or a run's stream ended stopped: the stream-recovery era (STREAM_RECOVERY_PATCH). */
-export const streamRecoveryEra = (): boolean => patched(STREAM_RECOVERY_PATCH);
-/** A done run with deliver=pr and followPr is about to deliver: the era in which it follows its pull request (FOLLOW_PR_PATCH). */
-export const followPrEra = (): boolean => patched(FOLLOW_PR_PATCH);
 
 /** Several attempts of a run with attempts were approved: the era of the comparison round (ATTEMPTS_COMPARISON_PATCH). */
 export const attemptsComparisonEra = (): boolean => patched(ATTEMPTS_COMPARISON_PATCH);

@@ -48,8 +48,7 @@ import {
 import { budgetSignal, pauseSignal, resumeSignal, stopSignal, streamWaitingSignal } from '../messages.js';
 import { stopOutcome } from './ending.js';
 import { seedForkDirective } from './fork.js';
-import { beforeStoppedRetry } from './before-stream-recovery.js';
-import { streamRecoveryEra } from './eras.js';
+import { markStreamRecovery } from './eras.js';
 import { end, type End, GO, type Go, type Run } from './run.js';
 import type { StreamHandle } from './port.js';
 
@@ -274,7 +273,7 @@ async function fanOut(run: Run): Promise<End | null> {
       results.delete(task);
       handles.delete(task);
       // A stream stopped on its own (not by the run's stop) is tried once more, as any that did not end done.
-      const retryStopped = ended.status === 'stopped' && attemptLeft(q(), task) && (streamRecoveryEra() ? true : beforeStoppedRetry());
+      const retryStopped = ended.status === 'stopped' && attemptLeft(q(), task) && markStreamRecovery();
       state.tasks = taskEnded(q(), task, ended, undefined, retryStopped);
       state.spend = { ...state.spend, usd: state.spend.usd + ended.spendUsd };
       if (q().tasks.find((t) => t.id === task)?.state !== 'done')
