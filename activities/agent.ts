@@ -279,8 +279,7 @@ export async function runAgent(raw: RunAgentInput, options: { cancelSignal?: Abo
     }
   }
 
-  // A claim by file is consumed when read: moved into the run folder as evidence. (A link
-  // planted there is removed, never followed, and claims nothing.)
+  // A claim by file is consumed when read: moved into the run folder as evidence (a link planted there is removed, never followed, and claims nothing).
   let claimSource: AgentResult['claimSource'] =
     proc.sawWatched || (input.completionPromise !== '' && parsed?.resultText?.includes(input.completionPromise)) ? 'promise' : null;
   if (
@@ -342,6 +341,7 @@ export async function runAgent(raw: RunAgentInput, options: { cancelSignal?: Abo
     modelOutput: parsed?.modelOutput ?? null,
     authError: facts.authError ? redactSecrets(facts.authError).text : null,
     hung: proc.silence,
+    context: parsed?.context ?? null,
     reviewChangedTree,
     sandbox: sandboxed,
     discovered: prdFile ? keepDiscoveredPrd(prdFile, input.repoPath, input.runId, exitCode) : null,

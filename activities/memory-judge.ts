@@ -117,8 +117,10 @@ export async function applyJudgement(
           [id, m.keep],
         );
         if (!r.rowCount) continue;
+        // Both sides of the merge, as consolidation draws them (rules/memory-links.ts).
         await db.query(
-          `insert into memory_links (relation, from_kind, from_id, to_kind, to_id, judged) values ('supersedes', 'pattern', $1, 'pattern', $2, true)
+          `insert into memory_links (relation, from_kind, from_id, to_kind, to_id, judged)
+           values ('supersedes', 'pattern', $1, 'pattern', $2, true), ('superseded_by', 'pattern', $2, 'pattern', $1, true)
            on conflict (relation, from_kind, from_id, to_kind, to_id) do update set judged = true`,
           [m.keep, id],
         );

@@ -4,8 +4,9 @@
  * of its head commit, its latest reviews and comments, and `pollEvents` makes of them the same
  * events `vigil hooks` maps from GitHub's webhooks (schemas/pr-event.ts). Their ids are made from
  * what they are about (the head commit whose checks finished red, the review's or comment's
- * number, the base commit the branch is behind), so the next poll, seeing the same thing, makes
- * the same id and the run takes it once, as it does a redelivered webhook.
+ * number, the base commit the branch is behind: rules/pr-event-ids.ts), so the next poll, seeing
+ * the same thing, makes the same id, and so does `vigil hooks` for the webhook of the same fact:
+ * the run takes it once, whichever came first.
  *
  * Never throws for gh's refusal (not installed, not logged in, rate limited, no network): the
  * result's note says why, and the run polls again at the next interval.
@@ -13,6 +14,7 @@
 import { firstLine, runGh } from '../lib/gh.js';
 import { z } from 'zod';
 import { PrEventSchema, type PrEvent } from '../schemas/pr-event.js';
+import { prEventId } from '../rules/pr-event-ids.js';
 import { gitEnvFor } from './git-helper.js';
 
 export const PollPullRequestInputSchema = z.object({
@@ -88,16 +90,20 @@ export function pollEvents(pr: Json, since: string): PrEvent[] {
   const state = str(pr.state);
   if (state === 'MERGED' || pr.merged === true) {
     const sha = str(obj(pr.mergeCommit).oid);
-    return [{ kind: 'merged', id: `poll-merged-${sha || 'pr'}`.slice(0, 100), ...(sha ? { mergeCommit: sha } : {}), by: 'poll' }];
+    return [
+      { kind: 'merged', id: prEventId({ kind: 'merged', commit: sha }) ?? 'merged', ...(sha ? { mergeCommit: sha } : {}), by: 'poll' },
+    ];
   }
-  if (state === 'CLOSED') return [{ kind: 'closed', id: 'poll-closed', by: 'poll' }];
+  if (state === 'CLOSED') return [{ kind: 'closed', id: 'closed', by: 'poll' }];
   const events: PrEvent[] = [];
   const head = str(pr.headRefOid);
   const red = redChecks(pr);
-  if (red && head) events.push({ kind: 'checks-failed', id: `poll-checks-${head}`, checks: red, by: 'poll' });
+  const checksId = prEventId({ kind: 'checks-failed', head });
+  if (red && checksId) events.push({ kind: 'checks-failed', id: checksId, checks: red, by: 'poll' });
   const merge = str(pr.mergeStateStatus);
   const baseOid = str(pr.baseRefOid);
-  if ((merge === 'DIRTY' || merge === 'BEHIND') && baseOid) events.push({ kind: 'base-moved', id: `poll-base-${baseOid}`, by: 'poll' });
+  const baseId = prEventId({ kind: 'base-moved', base: baseOid });
+  if ((merge === 'DIRTY' || merge === 'BEHIND') && baseId) events.push({ kind: 'base-moved', id: baseId, by: 'poll' });
   const from = Date.parse(since);
   const asked: { at: string; event: PrEvent }[] = [];
   for (const r of nodes(pr.reviews)) {
@@ -106,7 +112,7 @@ export function pollEvents(pr: Json, since: string): PrEvent[] {
     const text = [str(r.body).trim() || '(the review requested changes without a comment; see its line comments)', ...lines].join('\n\n');
     asked.push({
       at: str(r.submittedAt),
-      event: { kind: 'comment', id: `poll-review-${r.databaseId}`, author: login(r.author, 'a reviewer'), text, commentKind: 'review' },
+      event: { kind: 'comment', id: `review-${r.databaseId}`, author: login(r.author, 'a reviewer'), text, commentKind: 'review' },
     });
   }
   for (const c of nodes(pr.comments)) {
@@ -115,7 +121,7 @@ export function pollEvents(pr: Json, since: string): PrEvent[] {
     const text = body.replace(/^\/vigil\b\s*/, '') || body;
     asked.push({
       at: str(c.createdAt),
-      event: { kind: 'comment', id: `poll-comment-${c.databaseId}`, author: login(c.author, 'a commenter'), text, commentKind: 'comment' },
+      event: { kind: 'comment', id: `comment-${c.databaseId}`, author: login(c.author, 'a commenter'), text, commentKind: 'comment' },
     });
   }
   asked.sort((a, b) => a.at.localeCompare(b.at));

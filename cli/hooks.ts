@@ -2,9 +2,11 @@
  * `vigil hooks`: GitHub's webhooks for the pull requests runs follow (knob followPr). Each POST is
  * verified first (`X-Hub-Signature-256`: HMAC-SHA256 of the raw body with the configured secret,
  * compared in constant time; anything else is 401 and nothing is signalled), then mapped to an
- * event of schemas/pr-event.ts, its id the `X-GitHub-Delivery` (so GitHub's redelivery is taken
- * once), then to the run that follows the pull request (by its head branch, else its address), and
- * signalled to it (`prEvent`).
+ * event of schemas/pr-event.ts, its id made from what it is about (rules/pr-event-ids.ts: the head
+ * commit whose checks went red, the review's or comment's id, the base's new tip, the merge
+ * commit), as the poller makes it, so GitHub's redelivery and the poller's sight of the same fact
+ * are taken once (a payload without the field: the `X-GitHub-Delivery`), then to the run that
+ * follows the pull request (by its head branch, else its address), and signalled to it (`prEvent`).
  *
  * Mapped: check_run, check_suite and workflow_run completed red; pull_request_review submitted
  * with changes requested; pull_request_review_comment and issue_comment (on a pull request) that
@@ -15,6 +17,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
+import { prEventId } from '../rules/pr-event-ids.js';
 
 /** Where an event belongs: the repository (`owner/name`) and the pull request's head branch, or its address. */
 export interface EventTarget {
@@ -35,7 +38,8 @@ export type MappedEvent =
   | { kind: 'merged'; mergeCommit?: string }
   | { kind: 'closed' };
 
-export type Mapping = { ignored: string } | { target: EventTarget; event: MappedEvent };
+/** `id`: the event's id by what it is about (rules/pr-event-ids.ts); null when the payload does not name it. */
+export type Mapping = { ignored: string } | { target: EventTarget; event: MappedEvent; id: string | null };
 
 export interface HooksOptions {
   /** The webhook's secret, as set in GitHub's webhook settings. */
@@ -63,6 +67,8 @@ type Json = Record<string, unknown>;
 const obj = (v: unknown): Json => (v && typeof v === 'object' ? (v as Json) : {});
 const str = (v: unknown): string => (typeof v === 'string' ? v : '');
 const tail = (...parts: string[]): string => parts.filter(Boolean).join('\n').slice(-LOG_TAIL);
+const idOf = (kind: 'review' | 'comment', v: unknown): string | null =>
+  typeof v === 'number' || typeof v === 'string' ? prEventId({ kind, id: v }) : null;
 
 /** GitHub's event (its `X-GitHub-Event` name and payload) as an event of a followed pull request, or why it is ignored. */
 export function mapGithubEvent(name: string, payload: Json): Mapping {
@@ -83,7 +89,12 @@ export function mapGithubEvent(name: string, payload: Json): Mapping {
       str(output.text),
       str(item.details_url) || str(item.html_url),
     );
-    return { target: at(branch), event: { kind: 'checks-failed', checks: [{ name: checkName.slice(0, 200), logTail }] } };
+    const head = str(item.head_sha) || str(obj(item.check_suite).head_sha);
+    return {
+      target: at(branch),
+      event: { kind: 'checks-failed', checks: [{ name: checkName.slice(0, 200), logTail }] },
+      id: prEventId({ kind: 'checks-failed', head }),
+    };
   }
   if (name === 'pull_request_review') {
     const review = obj(payload.review);
@@ -94,6 +105,7 @@ export function mapGithubEvent(name: string, payload: Json): Mapping {
     return {
       target: at(str(obj(pr.head).ref), str(pr.html_url)),
       event: { kind: 'comment', author: str(obj(review.user).login) || 'a reviewer', text, commentKind: 'review' },
+      id: idOf('review', review.id),
     };
   }
   if (name === 'pull_request_review_comment' || name === 'issue_comment') {
@@ -105,14 +117,20 @@ export function mapGithubEvent(name: string, payload: Json): Mapping {
     const pr = obj(payload.pull_request);
     const target = name === 'issue_comment' ? at(null, str(issue.html_url)) : at(str(obj(pr.head).ref), str(pr.html_url));
     const text = body.replace(/^\/vigil\b\s*/, '') || body;
-    return { target, event: { kind: 'comment', author: str(obj(comment.user).login) || 'a commenter', text, commentKind: 'comment' } };
+    return {
+      target,
+      event: { kind: 'comment', author: str(obj(comment.user).login) || 'a commenter', text, commentKind: 'comment' },
+      id: idOf('comment', comment.id),
+    };
   }
   if (name === 'pull_request') {
     if (action !== 'closed') return { ignored: `pull_request ${action}` };
     const pr = obj(payload.pull_request);
     const target = at(str(obj(pr.head).ref), str(pr.html_url));
     const sha = str(pr.merge_commit_sha);
-    return { target, event: pr.merged === true ? { kind: 'merged', ...(sha ? { mergeCommit: sha } : {}) } : { kind: 'closed' } };
+    return pr.merged === true
+      ? { target, event: { kind: 'merged', ...(sha ? { mergeCommit: sha } : {}) }, id: prEventId({ kind: 'merged', commit: sha }) }
+      : { target, event: { kind: 'closed' }, id: prEventId({ kind: 'closed' }) };
   }
   if (name === 'push') {
     const ref = str(payload.ref);
@@ -122,6 +140,7 @@ export function mapGithubEvent(name: string, payload: Json): Mapping {
     return {
       target: { ...at(null), base: ref.slice('refs/heads/'.length), ...(defaultBranch ? { defaultBranch } : {}) },
       event: { kind: 'base-moved' },
+      id: prEventId({ kind: 'base-moved', base: str(payload.after) }),
     };
   }
   return { ignored: `${name || 'an event without X-GitHub-Event'}: not one a followed pull request answers` };
@@ -147,18 +166,19 @@ export function hooksApp(opts: HooksOptions): Hono {
     }
     const mapped = mapGithubEvent(name, payload);
     if ('ignored' in mapped) return c.text(`ignored: ${mapped.ignored}\n`, 202);
+    const id = mapped.id ?? delivery;
     const base = mapped.target.base;
     if (base !== undefined) {
       // Every run whose pull request goes into the pushed branch; each takes the delivery once.
       const runs = await opts.resolveBase({ ...mapped.target, base });
       if (runs.length === 0) return c.text(`ignored: no open run follows a pull request into ${base}\n`, 202);
-      for (const runId of runs) await opts.signal(runId, { ...mapped.event, id: delivery });
-      return c.text(`base-moved event ${delivery} sent to ${runs.join(', ')}\n`, 200);
+      for (const runId of runs) await opts.signal(runId, { ...mapped.event, id });
+      return c.text(`base-moved event ${id} sent to ${runs.join(', ')}\n`, 200);
     }
     const runId = await opts.resolveRun(mapped.target);
     if (!runId) return c.text(`ignored: no open run follows ${mapped.target.prUrl ?? mapped.target.branch ?? 'this pull request'}\n`, 202);
-    await opts.signal(runId, { ...mapped.event, id: delivery });
-    return c.text(`${mapped.event.kind} event ${delivery} sent to ${runId}\n`, 200);
+    await opts.signal(runId, { ...mapped.event, id });
+    return c.text(`${mapped.event.kind} event ${id} sent to ${runId}\n`, 200);
   };
   app.post('/', receive);
   app.post('/github', receive);

@@ -1,5 +1,5 @@
 /**
- * `vigil memory list|show|search|forget|export|import|consolidate` as commander commands (the
+ * `vigil memory list|show|search|forget|export|import|economics|consolidate` as commander commands (the
  * commands themselves are in cli/memory.ts, loaded when one runs, so `vigil` starts as fast as
  * before). See docs/memory.md.
  */
@@ -20,7 +20,7 @@ export function addMemoryCommand(program: Command): Command {
     .command('memory')
     .description(
       'the memory that outlives a run (docs/memory.md), in the event store (DATABASE_URL, else the local ' +
-        'one): list, show, search, forget, export, import, consolidate',
+        'one): list, show, search, forget, export, import, economics, consolidate',
     );
   memory
     .command('list')
@@ -35,7 +35,7 @@ export function addMemoryCommand(program: Command): Command {
     });
   memory
     .command('show')
-    .description('one item whole, with its links (derived_from, contradicts, supersedes)')
+    .description('one item whole, with its links (docs/memory.md, Links: the eight relations)')
     .argument('<kind>', 'pattern (anti-patterns too), skill or episode')
     .argument('<id>', 'its id (vigil memory list)')
     .option('--json', 'machine-readable output')
@@ -82,6 +82,19 @@ export function addMemoryCommand(program: Command): Command {
     .action(async (file: string, o: { repo?: string; json?: boolean }) => {
       const { memoryImportCommand } = await import('./memory.js');
       process.exitCode = await memoryImportCommand(file, o);
+    });
+  memory
+    .command('economics')
+    .description(
+      "token economics per agent call (docs/memory.md, Token economics): what each prompt read from memory, what the call " +
+        'added, the thresholds crossed and what the next retrieval did about them; a run, or the latest calls',
+    )
+    .option('--run <id>', 'this run only')
+    .option('--limit <n>', 'at most this many calls (the latest)', intArg('--limit', 1, 10000), 50)
+    .option('--json', 'machine-readable output')
+    .action(async (o: { run?: string; limit?: number; json?: boolean }) => {
+      const { memoryEconomicsCommand } = await import('./memory.js');
+      process.exitCode = await memoryEconomicsCommand(o);
     });
   memory
     .command('consolidate')

@@ -1,11 +1,13 @@
 /**
- * `vigil memory list|show|search|forget|export|import|consolidate`: the memory that outlives a
+ * `vigil memory list|show|search|forget|export|import|economics|consolidate`: the memory that outlives a
  * run (docs/memory.md), in the event store the reports read (VIGIL_DATABASE_URL / DATABASE_URL,
  * else the local one). The functions here print and return the exit code; the reads and edits
  * are lib/lasting-memory.ts's, shared with the MCP tool and the console.
  */
 import { writeFileSync } from 'node:fs';
 import { consolidateMemory } from '../lib/memory-consolidation.js';
+import { memoryEconomics } from '../lib/memory-economics-report.js';
+import type { CallEconomicsLine } from '../rules/memory-economics.js';
 import { judgementTotals, listMemory, searchMemory, showMemory, type MemoryItem, type MemoryKindName } from '../lib/memory-reads.js';
 import { exportMemory, forgetMemory, importMemory } from '../lib/memory-transfer.js';
 import { closeEventStore, describeUrl } from '../lib/event-store.js';
@@ -170,5 +172,40 @@ export async function memoryConsolidateCommand(o: { run?: string; json?: boolean
       `consolidated ${r.runs} run(s): ${r.episodes} episode(s) → ${r.antiPatterns} anti-pattern(s), ${r.patterns} pattern(s), ` +
         `${r.skills} skill(s), ${r.links} link(s)`,
     );
+  return 0;
+}
+
+/** One call's line: what its prompt read, what it added, what it crossed and what its retrieval did. */
+export function economicsLine(c: CallEconomicsLine): string {
+  const crossed = c.actions.length ? `; crossed: ${c.actions.join(', ')}` : '';
+  const acted = c.acted.length ? `; its retrieval acted on: ${c.acted.join(', ')}` : '';
+  return (
+    `${c.runId} iteration ${c.iteration}: read ${c.readTokens} token(s), added ${c.discoveryTokens} (ratio ${c.ratio}), ` +
+    `saved ${c.savingsPercent} %, ${c.layer3Loads} entr${c.layer3Loads === 1 ? 'y' : 'ies'} loaded whole${crossed}${acted}`
+  );
+}
+
+export async function memoryEconomicsCommand(o: { run?: string; limit?: number; json?: boolean }): Promise<number> {
+  const r = await withEventStore(process.env, (db) => memoryEconomics(db, { run: o.run ?? null, limit: o.limit ?? 50 }));
+  if (o.json) {
+    out(JSON.stringify(r, null, 2));
+    return 0;
+  }
+  if (r.calls.length === 0) {
+    out(
+      o.run
+        ? `no agent call of ${neutraliseLine(o.run)} has token economics (its calls read no memory, or it is not in this store)`
+        : 'no agent call has token economics yet (they are kept from the first call that reads the memory)',
+    );
+    return 0;
+  }
+  out(`token economics of ${r.calls.length} agent call(s)${o.run ? ` of ${neutraliseLine(o.run)}` : ' (the latest)'}:`);
+  for (const c of r.calls) out(`  ${neutraliseLine(economicsLine(c))}`);
+  const t = r.totals;
+  const crossed = Object.entries(t.crossed).map(([a, n]) => `${a} ×${n}`);
+  out(
+    `in all: read ${t.readTokens} token(s), added ${t.discoveryTokens} (ratio ${t.ratio}), saved ${t.savingsPercent} % on average, ` +
+      `${t.layer3Loads} entries loaded whole; thresholds crossed: ${crossed.length ? crossed.join(', ') : 'none'}`,
+  );
   return 0;
 }

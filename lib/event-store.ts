@@ -23,6 +23,7 @@ import {
   ECONOMICS_MIGRATION,
   FILES_READ_MIGRATION,
   LASTING_MEMORY_MIGRATION,
+  LINK_RELATIONS_MIGRATION,
   MEMORY_JUDGE_MIGRATION,
   STORED_BY_MIGRATION,
 } from './lasting-memory-sql.js';
@@ -64,6 +65,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 5, name: 'notifications a person acknowledges', sql: NOTIFICATION_ACKS_MIGRATION },
   { version: 6, name: 'who stored a pattern no episode made', sql: STORED_BY_MIGRATION },
   { version: 7, name: "an agent call's token economics", sql: ECONOMICS_MIGRATION },
+  { version: 8, name: "the original's eight link relations", sql: LINK_RELATIONS_MIGRATION },
 ];
 
 /** Applies the migrations the database lacks, in order, each recorded in vigil_schema_migrations. Returns the versions applied now. */

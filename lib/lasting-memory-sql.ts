@@ -163,3 +163,10 @@ alter table memory_patterns add column stored_by jsonb;
 export const ECONOMICS_MIGRATION = `
 alter table memory_traces add column economics jsonb;
 `;
+
+/** Migration 8: the original's eight link relations (rules/memory-links.ts), where three were allowed. */
+export const LINK_RELATIONS_MIGRATION = `
+alter table memory_links drop constraint if exists memory_links_relation_check;
+alter table memory_links add constraint memory_links_relation_check check (relation in
+  ('derived_from', 'related_to', 'contradicts', 'elaborates', 'example_of', 'supersedes', 'superseded_by', 'supports'));
+`;

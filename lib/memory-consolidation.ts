@@ -194,6 +194,7 @@ async function consolidateAll(db: Db, runsNow: number): Promise<ConsolidationRes
   const keep = [...patternId.values()];
   await db.query('delete from memory_patterns where not imported and stored_by is null and not (id = any($1))', [keep]);
   const skillIds: number[] = [];
+  const skillId = new Map<string, number>();
   for (const s of out.skills) {
     const r = await db.query<{ id: string }>(
       `insert into memory_skills (repo, task_kind, title, steps, keywords, evidence, importance, from_runs) values ($1,$2,$3,$4,$5,$6,$7,$8)
@@ -203,6 +204,7 @@ async function consolidateAll(db: Db, runsNow: number): Promise<ConsolidationRes
       [s.repo, s.taskKind, s.title, JSON.stringify(s.steps), JSON.stringify(s.keywords), s.evidence, s.importance, JSON.stringify(s.from)],
     );
     skillIds.push(Number(r.rows[0]?.id));
+    skillId.set(`${s.repo}\u0000${s.taskKind}`, Number(r.rows[0]?.id));
   }
   await db.query('delete from memory_skills where not imported and not (id = any($1))', [skillIds]);
 
@@ -225,13 +227,9 @@ async function consolidateAll(db: Db, runsNow: number): Promise<ConsolidationRes
     for (const e of p.from) link('derived_from', 'pattern', from, 'episode', episodeId.get(`${e.workflowId}\u0000${e.iteration}`));
   }
   for (const l of out.links) {
-    link(
-      l.relation,
-      'pattern',
-      patternId.get(`${l.from.repo ?? ''}\u0000${l.from.kind}\u0000${l.from.signature}`),
-      'pattern',
-      patternId.get(`${l.to.repo ?? ''}\u0000${l.to.kind}\u0000${l.to.signature}`),
-    );
+    const from = patternId.get(`${l.from.repo ?? ''}\u0000${l.from.kind}\u0000${l.from.signature}`);
+    if (l.to.kind === 'skill') link(l.relation, 'pattern', from, 'skill', skillId.get(`${l.to.repo}\u0000${l.to.signature}`));
+    else link(l.relation, 'pattern', from, 'pattern', patternId.get(`${l.to.repo ?? ''}\u0000${l.to.kind}\u0000${l.to.signature}`));
   }
   // One statement for all of them (thousands of links one by one took seconds).
   const inserted = rowsOf.length

@@ -58,6 +58,7 @@ export async function forgetMemory(
         row.scope,
         row.task_kind,
       ]);
+      await db.query("delete from memory_links where (from_kind = 'skill' and from_id = $1) or (to_kind = 'skill' and to_id = $1)", [id]);
       return { kind: 'skill', id, title: row.title };
     }
     const r = await db.query<{ workflow_id: string; iteration: number }>(
@@ -120,7 +121,8 @@ export async function exportMemory(db: Db, repoPath: string | null, now: Date = 
         derived.set(Number(l.from_id), [...(derived.get(Number(l.from_id)) ?? []), { workflowId: e.workflow_id, iteration: e.iteration }]);
       continue;
     }
-    const to = byId.get(Number(l.to_id));
+    // A skill end (`supports`) is made again by consolidation from the episodes: not exported.
+    const to = l.to_kind === 'pattern' ? byId.get(Number(l.to_id)) : undefined;
     if (to)
       links.push({
         relation: l.relation,

@@ -4,7 +4,7 @@
  * (`VIGIL_PROCESS_TOKEN`); descendants inherit it, so scanning `/proc/<pid>/environ` finds them
  * wherever they moved. Linux only; elsewhere the process group is all that is killed.
  */
-import { closeSync, openSync, readdirSync, readlinkSync, readSync } from 'node:fs';
+import { closeSync, openSync, readdirSync, readFileSync, readlinkSync, readSync, rmSync } from 'node:fs';
 
 export const TOKEN_VAR = 'VIGIL_PROCESS_TOKEN';
 
@@ -178,4 +178,40 @@ export function sandboxStatusReader(): { push: (chunk: Buffer) => void; pidNames
     },
     pidNamespace: () => ns,
   };
+}
+
+/** A supervised call's state file, as far as killing what it names goes (lib/supervisor-state.ts has the whole). */
+interface PidRecord {
+  pid?: unknown;
+  startTime?: unknown;
+  token?: unknown;
+  supervisor?: { pid?: unknown; startTime?: unknown; shared?: unknown };
+}
+
+/** Whether the process `pid` is still the one that started at `startTime`. */
+function sameProcess(pid: unknown, startTime: unknown): pid is number {
+  return typeof pid === 'number' && typeof startTime === 'string' && processStartTime(pid) === startTime;
+}
+
+/**
+ * Kills what the record in `pidFile` names, if still alive: the supervisor, the child's process
+ * group and every token holder (a pid reused by another process is left alone). Removes the file.
+ */
+export function killSurvivor(pidFile: string): boolean {
+  let rec: PidRecord;
+  try {
+    rec = JSON.parse(readFileSync(pidFile, 'utf8')) as PidRecord;
+  } catch {
+    return false;
+  }
+  rmSync(pidFile, { force: true });
+  if (typeof rec !== 'object' || rec === null) return false;
+  // A daemon supervises other calls too: it is left running (it records nothing for a call
+  // whose state file a later call took over, supervised-call.ts).
+  const sup = rec.supervisor?.shared !== true && sameProcess(rec.supervisor?.pid, rec.supervisor?.startTime);
+  if (sup) process.kill(rec.supervisor?.pid as number, 'SIGKILL');
+  const token = typeof rec.token === 'string' ? rec.token : '';
+  const alive = sameProcess(rec.pid, rec.startTime); // else gone, or the pid was reused
+  const strays = signalTree(alive ? (rec.pid as number) : undefined, token, 'SIGKILL');
+  return sup || alive || strays > 0;
 }

@@ -20,6 +20,8 @@ import {
   type PatternLink,
   type Skill,
 } from '../schemas/lasting-memory.js';
+import { moreLinks, type FixedBySkill } from './memory-links.js';
+import { signatureParts } from './memory-signatures.js';
 import { redactSecrets } from './scans.js';
 
 /** What an iteration's agent call recorded beside the journal (lib/lasting-memory.ts). */
@@ -204,15 +206,6 @@ export function keywordsOf(text: string, max = 40): string[] {
   return [...seen];
 }
 
-/** The parts of a signature: its topic (`tests`, the gate, `agent`, `council`), its subject and its detail. */
-export function signatureParts(sig: string): { topic: string; subject: string; detail: string } {
-  const [head, ...rest] = sig.split(':');
-  if (head === 'tests') return { topic: 'tests', subject: rest[0] ?? '', detail: rest.slice(1).join(':') };
-  if (head === 'gate') return { topic: rest[0] ?? 'gate', subject: rest[0] ?? '', detail: rest.slice(1).join(':') };
-  if (head === 'exit') return { topic: 'agent', subject: `exit ${rest[0] ?? '?'}`, detail: rest.slice(1).join(':') };
-  return { topic: head ?? 'other', subject: head ?? '', detail: rest.join(':') };
-}
-
 /** The gate whose pass means the signature's failure was fixed (null: none). */
 function fixedBy(sig: string): string | null {
   const p = signatureParts(sig);
@@ -385,7 +378,8 @@ export function consolidate(
       });
   }
 
-  return { patterns, links, skills: skillsOf(episodes, runs, forgotten) };
+  const { skills, fixed } = skillsOf(episodes, runs, forgotten);
+  return { patterns, links: [...links, ...moreLinks(patterns, links, fixed)], skills };
 }
 
 /** The kind of task a PRD title names (its keywords, in order). */
@@ -393,9 +387,17 @@ export function taskKindOf(prdTitle: string): string {
   return keywordsOf(prdTitle, 6).join(' ') || 'untitled';
 }
 
-/** A run that ended done leaves the steps that got it there; runs of one kind of task in one repository make one skill (the latest steps). */
-function skillsOf(episodes: readonly Episode[], runs: readonly RunEnd[], forgotten: ReadonlySet<string>): Skill[] {
+/**
+ * A run that ended done leaves the steps that got it there; runs of one kind of task in one
+ * repository make one skill (the latest steps). `fixed`: per skill, the signatures its runs fixed.
+ */
+function skillsOf(
+  episodes: readonly Episode[],
+  runs: readonly RunEnd[],
+  forgotten: ReadonlySet<string>,
+): { skills: Skill[]; fixed: FixedBySkill } {
   const skills = new Map<string, Skill>();
+  const fixedPerSkill: FixedBySkill = new Map();
   for (const r of [...runs].filter((x) => x.exitCode === 0).sort((a, b) => a.workflowId.localeCompare(b.workflowId))) {
     const mine = episodes.filter((e) => e.workflowId === r.workflowId).sort((a, b) => a.iteration - b.iteration);
     if (mine.length === 0) continue;
@@ -408,6 +410,9 @@ function skillsOf(episodes: readonly Episode[], runs: readonly RunEnd[], forgott
       if (e.outcome === 'failure') continue;
       const fixed = [...failedBefore].filter((s) => fixedBy(s) && e.passed.includes(fixedBy(s) as string));
       for (const s of fixed) failedBefore.delete(s);
+      const had = fixedPerSkill.get(`${r.repo}\u0000${taskKind}`) ?? { repo: r.repo, taskKind, fixed: new Set<string>() };
+      for (const s of fixed) had.fixed.add(s);
+      fixedPerSkill.set(`${r.repo}\u0000${taskKind}`, had);
       const what = e.summary ?? (e.files.length ? `changed ${e.files.slice(0, 5).join(', ')}` : null);
       if (!what && fixed.length === 0) continue;
       steps.push(
@@ -432,7 +437,7 @@ function skillsOf(episodes: readonly Episode[], runs: readonly RunEnd[], forgott
       from: [...(prev?.from ?? []), r.workflowId].slice(-50),
     });
   }
-  return [...skills.values()];
+  return { skills: [...skills.values()], fixed: fixedPerSkill };
 }
 
 /** The key `forget` records so consolidation never makes the item again. */

@@ -81,3 +81,47 @@ export const REVIEWED_FLOOR = 0.5;
 export function retrievalActs(actions: readonly string[]): { compress: boolean; strictFloor: boolean } {
   return { compress: actions.includes('compress_layer3'), strictFloor: actions.includes('review_topic_relevance') };
 }
+
+/** One agent call's economics as `vigil memory economics` shows it. */
+export interface CallEconomicsLine extends Omit<CallEconomics, 'actions'> {
+  runId: string;
+  iteration: number;
+  /** The thresholds the call crossed (what its run's next retrieval was asked to do). */
+  actions: string[];
+  /** What this call's retrieval did about the call before it. */
+  acted: string[];
+}
+
+export interface EconomicsTotals {
+  calls: number;
+  readTokens: number;
+  discoveryTokens: number;
+  /** All discovery over all reading (read counted at least 1). */
+  ratio: number;
+  /** The mean of the calls' savings. */
+  savingsPercent: number;
+  layer3Loads: number;
+  /** Each threshold, and how many calls crossed it. */
+  crossed: Partial<Record<EconomyAction, number>>;
+}
+
+/** The totals of some calls' economics. */
+export function economicsTotals(calls: readonly CallEconomicsLine[]): EconomicsTotals {
+  const sum = (f: (c: CallEconomicsLine) => number): number => calls.reduce((n, c) => n + f(c), 0);
+  const crossed: Partial<Record<EconomyAction, number>> = {};
+  for (const t of ECONOMY_THRESHOLDS) {
+    const n = calls.filter((c) => c.actions.includes(t.action)).length;
+    if (n > 0) crossed[t.action] = n;
+  }
+  const readTokens = sum((c) => c.readTokens);
+  const discoveryTokens = sum((c) => c.discoveryTokens);
+  return {
+    calls: calls.length,
+    readTokens,
+    discoveryTokens,
+    ratio: round(discoveryTokens / Math.max(1, readTokens), 3),
+    savingsPercent: calls.length ? round(sum((c) => c.savingsPercent) / calls.length, 1) : 100,
+    layer3Loads: sum((c) => c.layer3Loads),
+    crossed,
+  };
+}

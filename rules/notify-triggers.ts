@@ -9,8 +9,9 @@
  * - stuck: the tree unchanged for `STUCK_ITERATIONS` iterations in a row, once per streak.
  * - a sensitive file: an iteration changed a path that looks like a secret (`.env`, a key, a
  *   certificate, a credentials file), once per iteration that touches one.
- * - context 90 % and compactions: only where a call reports its context use and its compactions;
- *   no provider's output is read for them yet, so they stay dormant (null facts never fire).
+ * - context 90 % and compactions: where a call reports its context use and its compactions
+ *   (claude's stream-json: its requests' usage, the model's window, `compact_boundary` records);
+ *   a CLI that does not say never fires them (null facts).
  *
  * Pure: imports only `schemas/`.
  */
@@ -139,13 +140,20 @@ export function contextNotice(
 }
 
 /**
- * COMPACTIONS_PER_HOUR compactions within the hour before `nowMs` (their times in ms): once, when
- * the latest one makes the count (null times: no call reports them).
+ * COMPACTIONS_PER_HOUR compactions within the hour before `nowMs` (their times in ms, the latest
+ * call's `added` among them): once, when the latest call makes the count reach it (null times: no
+ * call reports them).
  */
-export function compactionsNotice(runId: string, iteration: number, times: readonly number[] | null, nowMs: number): TriggerNotice | null {
+export function compactionsNotice(
+  runId: string,
+  iteration: number,
+  times: readonly number[] | null,
+  nowMs: number,
+  added = 1,
+): TriggerNotice | null {
   if (times === null) return null;
   const recent = times.filter((t) => t <= nowMs && nowMs - t < 3_600_000);
-  if (recent.length !== COMPACTIONS_PER_HOUR) return null;
+  if (recent.length < COMPACTIONS_PER_HOUR || recent.length - added >= COMPACTIONS_PER_HOUR) return null;
   return {
     event: 'compactions',
     title: `The agent's context was compacted ${recent.length} times in an hour`,

@@ -9,6 +9,7 @@ import { ReportFactsSchema, TestSelectionSchema } from './test-report.js';
 import { shared } from './shared.js';
 import { RunAuthorizationSchema } from './authorization.js';
 import { PROVIDERS } from './knobs.js';
+import { CallContextSchema } from './call-context.js';
 import { DirectiveSchema, PhaseSchema, TierSchema } from './run.js';
 import { ChecklistExtractionSchema, GateResultSchema, MAX_CHECKLIST_ITEMS, ReviewerRecordSchema, TOOL_GATES } from './gates.js';
 import { MEMORY_LIMITS, NoteRefSchema, PromptMemoryRefSchema, PromptMemorySchema } from './memory.js';
@@ -315,6 +316,7 @@ export const AgentResultSchema = shared('schemas/activities:AgentResultSchema', 
     authError: z.string().max(500).nullable().default(null),
     /** Why the silence watchdog ended the call (`no output for 15 min: ended`; `timedOut` is then true), else null: a hung call. */
     hung: z.string().max(200).nullable().default(null),
+    context: CallContextSchema.nullable().default(null),
     /** A reviewing call that changed the working tree: the paths (its vote is void), else null. */
     reviewChangedTree: z.array(z.string()).max(50).nullable().default(null),
     /** A code reviewer's answer, read (parse: review): verdict, severities, the first finding lines. */
@@ -727,6 +729,7 @@ export function blankAgentResult(over: Partial<AgentResult> & Pick<AgentResult, 
     modelOutput: null,
     authError: null,
     hung: null,
+    context: null,
     reviewChangedTree: null,
     review: null,
     checklist: null,

@@ -1,6 +1,6 @@
 /**
  * The memory that outlives a run (docs/memory.md): episodes (one per iteration), the patterns and
- * anti-patterns consolidated from them (with links: derived_from, contradicts, supersedes),
+ * anti-patterns consolidated from them (linked by the original's eight relations),
  * procedural skills, and what retrieval puts into a prompt. Kept in the event store (Postgres),
  * never in workflow history beyond the layer budgets an agent call carries.
  *
@@ -17,7 +17,17 @@ export type EpisodeOutcome = (typeof EPISODE_OUTCOMES)[number];
 export const PATTERN_KINDS = ['pattern', 'anti_pattern'] as const;
 export type PatternKind = (typeof PATTERN_KINDS)[number];
 
-export const LINK_RELATIONS = ['derived_from', 'contradicts', 'supersedes'] as const;
+/** The original's eight relations (rules/memory-links.ts says when each is drawn). */
+export const LINK_RELATIONS = [
+  'derived_from',
+  'related_to',
+  'contradicts',
+  'elaborates',
+  'example_of',
+  'supersedes',
+  'superseded_by',
+  'supports',
+] as const;
 export type LinkRelation = (typeof LINK_RELATIONS)[number];
 
 /** Bounds of what one episode keeps (texts are redacted before they are stored). */
@@ -112,12 +122,15 @@ export const SkillSchema = shared('schemas/lasting-memory:SkillSchema', () =>
 );
 export type Skill = z.infer<typeof SkillSchema>;
 
-/** A link between two consolidated items, by signature within their scope. */
+/**
+ * A link between two consolidated items, by signature within their scope; a `supports` link ends
+ * at a skill, named by its task kind.
+ */
 export const PatternLinkSchema = shared('schemas/lasting-memory:PatternLinkSchema', () =>
   z.object({
     relation: z.enum(LINK_RELATIONS),
     from: z.object({ repo: z.string().nullable(), kind: z.enum(PATTERN_KINDS), signature: z.string() }),
-    to: z.object({ repo: z.string().nullable(), kind: z.enum(PATTERN_KINDS), signature: z.string() }),
+    to: z.object({ repo: z.string().nullable(), kind: z.enum([...PATTERN_KINDS, 'skill']), signature: z.string() }),
   }),
 );
 export type PatternLink = z.infer<typeof PatternLinkSchema>;

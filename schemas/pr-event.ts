@@ -2,8 +2,9 @@
  * What happens to a run's pull request after delivery (knob `followPr`): the events `vigil hooks`
  * maps from GitHub's webhooks and `vigil pr-event` sends by hand or from any CI, as the payload of
  * the run's `prEvent` signal, and what the run keeps of the pull request it follows (carried across
- * continue-as-new). Every event has an id (GitHub's `X-GitHub-Delivery`, or one the sender makes)
- * so a redelivered event is taken once.
+ * continue-as-new). Every event has an id, made from what it is about where the sender can
+ * (rules/pr-event-ids.ts), else GitHub's `X-GitHub-Delivery` or one the sender makes, so an event
+ * redelivered, or seen by both a webhook and the poller, is taken once.
  *
  * Sandbox-safe: imported by the workflow bundle.
  */

@@ -283,6 +283,8 @@ export const IterationRecordSchema = shared('schemas/run:IterationRecordSchema',
     limitHit: z.string().max(300).optional(),
     /** Why the silence watchdog ended the builder's call as hung (`no output for 15 min: ended`); absent: it did not. */
     hung: z.string().max(200).optional(),
+    /** How many times the builder's context was compacted in the call (a CLI that says so); absent: none, or not said. */
+    compactions: z.number().int().min(1).optional(),
   }),
 );
 export type IterationRecord = z.infer<typeof IterationRecordSchema>;

@@ -131,6 +131,9 @@ function parseOutput(out: ProviderOutput): ParsedOutput {
   let retry: JsonRecord | null = null;
   /** An `assistant` record or the result: the model answered something (init and retry records are the CLI's own). */
   let modelOutput = false;
+  /** What the latest request sent (its input, cached or not) and the compactions (`compact_boundary` records). */
+  let contextTokens: number | null = null;
+  let compactions = 0;
 
   for (const { raw, value } of jsonLines(out.text)) {
     if (!value) {
@@ -143,6 +146,9 @@ function parseOutput(out: ProviderOutput): ParsedOutput {
       if (value.subtype === 'init') {
         model = str(value.model) ?? model;
         transcript.push(`[claude session ${str(value.session_id) ?? '?'} · model ${str(value.model) ?? '?'}]`);
+      } else if (value.subtype === 'compact_boundary') {
+        compactions++;
+        transcript.push(`[context compacted (${str(rec(value.compact_metadata)?.trigger) ?? '?'})]`);
       } else if (value.subtype === 'api_retry') {
         retry = value;
         const delay = num(value.retry_delay_ms);
@@ -161,6 +167,8 @@ function parseOutput(out: ProviderOutput): ParsedOutput {
         const id = str(message?.id);
         const usage = rec(message?.usage);
         if (usage) messageUsage.set(id ?? `#${messageUsage.size}`, { ...usageOf(usage), model: str(message?.model) });
+        if (usage)
+          contextTokens = count(usage.input_tokens) + count(usage.cache_read_input_tokens) + count(usage.cache_creation_input_tokens);
       }
       if (typeof content === 'string') {
         if (type === 'assistant' && content.trim()) {
@@ -234,6 +242,8 @@ function parseOutput(out: ProviderOutput): ParsedOutput {
   if (failure) transcript.push(apiFailureLine(failure));
 
   const joined = texts.join('\n\n').trim();
+  // The window of the model that did the call's work (the result's modelUsage says it per model).
+  const windowTokens = num((perModel.find((p) => p.name === usage?.model) ?? perModel[0])?.m.contextWindow);
   return {
     usage,
     isError,
@@ -243,6 +253,7 @@ function parseOutput(out: ProviderOutput): ParsedOutput {
     transcript: joinTranscript(transcript),
     modelOutput,
     filesRead: uniqueReads(reads),
+    ...(contextTokens !== null || compactions > 0 ? { context: { usedTokens: contextTokens ?? 0, windowTokens, compactions } } : {}),
   };
 }
 

@@ -4,6 +4,7 @@
  * what it reads back from the CLI's output (`ParsedOutput`). Plain TypeScript, no zod and no
  * I/O: presets are pure functions of these values.
  */
+import type { CallContext } from '../../schemas/call-context.js';
 
 export const PROVIDER_NAMES = ['command', 'claude', 'codex', 'gemini', 'aider', 'opencode', 'cline'] as const;
 export type ProviderName = (typeof PROVIDER_NAMES)[number];
@@ -120,6 +121,8 @@ export interface ParsedOutput {
    * prints a file), in order, each once; absent: the output does not tell (docs/memory.md).
    */
   filesRead?: string[];
+  /** The context of the call's last request and the compactions it made; absent: the CLI does not say. */
+  context?: CallContext;
 }
 
 export interface ProviderOutput {

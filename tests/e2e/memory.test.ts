@@ -136,6 +136,21 @@ describe('vigil memory', () => {
       expect(shown.stdout).toContain('signature: tests:parses ISO dates:RangeError: Invalid time value');
       expect(shown.stdout).toMatch(/^ {2}pattern \d+ derived_from episode \d+$/m);
       expect(shown.stdout).toMatch(/^ {2}pattern \d+ supersedes pattern \d+$/m);
+      expect(shown.stdout).toMatch(new RegExp(`^ {2}pattern ${anti.id} superseded_by pattern \\d+$`, 'm'));
+
+      // Each agent call's token economics: what it read from memory (nothing yet here) and what it added.
+      const economics = await runVigil(['memory', 'economics', '--run', 'wf-dates'], env);
+      expect(economics.code, show(economics)).toBe(0);
+      expect(economics.stdout).toContain('token economics of 4 agent call(s) of wf-dates:');
+      expect(economics.stdout).toMatch(/^ {2}wf-dates iteration 4: read 0 token\(s\), added \d+ \(ratio \d+(\.\d+)?\), saved 100 %/m);
+      expect(economics.stdout).toMatch(/^in all: read 0 token\(s\), added \d+/m);
+      const economicsJson = await runVigil(['memory', 'economics', '--run', 'wf-dates', '--json'], env);
+      const report = JSON.parse(economicsJson.stdout) as { calls: { iteration: number }[]; totals: { calls: number } };
+      expect(report.calls.map((c) => c.iteration)).toEqual([1, 2, 3, 4]);
+      expect(report.totals.calls).toBe(4);
+      const none = await runVigil(['memory', 'economics', '--run', 'wf-nothing'], env);
+      expect(none.code, show(none)).toBe(0);
+      expect(none.stdout).toContain('no agent call of wf-nothing has token economics');
 
       const search = await runVigil(['memory', 'search', 'invalid time', '--json'], env);
       expect(search.code, show(search)).toBe(0);
@@ -165,7 +180,8 @@ describe('vigil memory', () => {
       expect(again.code, show(again)).toBe(3);
       const consolidated = await runVigil(['memory', 'consolidate'], env);
       expect(consolidated.code, show(consolidated)).toBe(0);
-      expect(consolidated.stdout).toBe('consolidated 1 run(s): 4 episode(s) → 0 anti-pattern(s), 1 pattern(s), 1 skill(s), 1 link(s)');
+      // The fix's links: derived from its episode, and supporting the skill of the run that fixed it.
+      expect(consolidated.stdout).toBe('consolidated 1 run(s): 4 episode(s) → 0 anti-pattern(s), 1 pattern(s), 1 skill(s), 2 link(s)');
       const bad = await runVigil(['memory', 'show', 'lesson', '1'], env);
       expect(bad.code, show(bad)).toBe(2);
       expect(bad.stderr).toContain('unknown memory kind "lesson"');

@@ -62,9 +62,9 @@ describe('migrations', () => {
     const url = await tp.freshDatabase('mig_once');
     const pool = new pg.Pool({ connectionString: url, max: 1 });
     try {
-      expect(await migrate(pool)).toEqual([1, 2, 3, 4, 5, 6, 7]);
+      expect(await migrate(pool)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
       const first = (await pool.query('select version, name, applied_at from vigil_schema_migrations order by version')).rows;
-      expect(first).toHaveLength(7);
+      expect(first).toHaveLength(8);
       expect(first[0]).toMatchObject({ version: 1, name: MIGRATIONS[0]?.name });
       expect(first[1]).toMatchObject({ version: 2, name: MIGRATIONS[1]?.name });
       expect(first[2]).toMatchObject({ version: 3, name: MIGRATIONS[2]?.name });
@@ -81,7 +81,7 @@ describe('migrations', () => {
       expect(await migrate(pool, more)).toEqual([]);
       expect(
         (await pool.query('select version from vigil_schema_migrations order by version')).rows.map((r: { version: number }) => r.version),
-      ).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+      ).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9]);
     } finally {
       await pool.end();
     }

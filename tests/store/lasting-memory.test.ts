@@ -68,6 +68,9 @@ describe('the memory in the event store', () => {
     );
     expect(links.filter((l) => l.relation === 'derived_from' && l.from_id === pats[0]?.id && l.to_kind === 'episode')).toHaveLength(3);
     expect(links.filter((l) => l.relation === 'supersedes')).toHaveLength(1);
+    // Its other side, in the store (migration 8 lets every relation of the original in); the fix supports the skill.
+    expect(links.filter((l) => l.relation === 'superseded_by' && l.from_id === pats[0]?.id)).toHaveLength(1);
+    expect(links.filter((l) => l.relation === 'supports' && l.to_kind === 'skill')).toHaveLength(1);
     expect(await q(url, 'select task_kind from memory_skills')).toEqual([{ task_kind: 'add numbers' }]);
     // Consolidating again changes nothing.
     await consolidateMemory(url, null);

@@ -7,7 +7,9 @@
  * whole. Seed row: token economics (§5.4).
  */
 import { describe, expect, it } from 'vitest';
+import { poolFor } from '../../lib/event-store.js';
 import { recordTrace, retrieveForPrompt } from '../../lib/lasting-memory.js';
+import { memoryEconomics } from '../../lib/memory-economics-report.js';
 import { storeAgentPattern } from '../../lib/memory-agent.js';
 import { inTransaction } from '../../lib/memory-store.js';
 import type { CallEconomics, ReadSide } from '../../rules/memory-economics.js';
@@ -84,6 +86,17 @@ describe('token economics per agent call', () => {
     expect(second.text).toContain('weighed for implementation; compressed):');
     expect(second.chars.entries).toBeLessThan(first.chars.entries);
     expect((await economicsOf(url, 'wf-1', 2)).acted).toEqual(['compress_layer3']);
+
+    // What `vigil memory economics --run wf-1` shows: each call, oldest first, and the totals.
+    await recordTrace(url, { workflowId: 'wf-1', iteration: 2, files: ['src/add.js'], errors: [], testFailure: null, summary: 'ok' });
+    const shown = await memoryEconomics(poolFor(url), { run: 'wf-1', limit: 50 });
+    expect(shown.calls.map((c) => [c.iteration, c.actions, c.acted])).toEqual([
+      [1, ['compress_layer3', 'reorganize_topic_index'], []],
+      [2, [], ['compress_layer3']],
+    ]);
+    expect(shown.totals).toMatchObject({ calls: 2, crossed: { compress_layer3: 1, reorganize_topic_index: 1 } });
+    expect(shown.totals.readTokens).toBe(shown.calls[0]!.readTokens + shown.calls[1]!.readTokens);
+    expect((await memoryEconomics(poolFor(url), { run: 'wf-other', limit: 50 })).calls).toEqual([]);
   });
 
   it('honest control: a call that added little leaves the next prompt whole', async () => {

@@ -87,6 +87,12 @@ it(
     expect(
       await q(url, "select relation, judged from memory_links where from_id = $1 and to_id = $2 and to_kind = 'pattern'", [first, second]),
     ).toEqual([{ relation: 'supersedes', judged: true }]);
+    expect(
+      await q(url, "select relation, judged from memory_links where from_id = $1 and to_id = $2 and to_kind = 'pattern' and judged", [
+        second,
+        first,
+      ]),
+    ).toEqual([{ relation: 'superseded_by', judged: true }]);
 
     // The merged item is neither found nor retrieved; the kept one leads with its lesson.
     const hits = await searchMemory(await pool(url), 'strictly equal values', { repo: REPO });

@@ -372,14 +372,19 @@ describe('runTests', () => {
 });
 
 describe('runTests retried', () => {
-  it("a retry that collects the earlier attempt's test process reads that attempt's report: the run is judged once, by its report", async () => {
+  /** A repository whose one node test counts its runs in runs.txt (Vigil's reporter writes its report into the attempt's folder). */
+  const countingRepo = (): string => {
     const repo = tempDir('vigil-tests-retry-');
-    // node's test runner: Vigil's reporter writes the per-test report into the attempt's report folder.
     writeFileSync(
       path.join(repo, 'sum.test.mjs'),
       "import { test } from 'node:test';\nimport { appendFileSync } from 'node:fs';\nimport assert from 'node:assert';\n" +
         "appendFileSync('runs.txt', 'run\\n');\ntest('adds', () => assert.strictEqual(1 + 1, 2));\n",
     );
+    return repo;
+  };
+
+  it("a retry that collects the earlier attempt's test process reads that attempt's report: the run is judged once, by its report", async () => {
+    const repo = countingRepo();
     const input: RunTestsInput = { runId: 'run-retry', repoPath: repo, command: 'node --test', iteration: 2, timeoutSeconds: 60 };
     // Attempt 1 runs the tests, and its worker is lost before it reports (the activity is retried) ...
     const first = await newEnv(1).tests(input);
@@ -392,12 +397,7 @@ describe('runTests retried', () => {
   });
 
   it('a retry of a call that never started runs the tests, into a folder of its own', async () => {
-    const repo = tempDir('vigil-tests-retry-');
-    writeFileSync(
-      path.join(repo, 'sum.test.mjs'),
-      "import { test } from 'node:test';\nimport { appendFileSync } from 'node:fs';\nimport assert from 'node:assert';\n" +
-        "appendFileSync('runs.txt', 'run\\n');\ntest('adds', () => assert.strictEqual(1 + 1, 2));\n",
-    );
+    const repo = countingRepo();
     const input: RunTestsInput = { runId: 'run-retry-2', repoPath: repo, command: 'node --test', iteration: 2, timeoutSeconds: 60 };
     const r = await newEnv(3).tests(input);
     expect(readFileSync(path.join(repo, 'runs.txt'), 'utf8')).toBe('run\n');

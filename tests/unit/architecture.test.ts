@@ -254,7 +254,7 @@ const OVERSIZED: Readonly<Record<string, number>> = {
   'activities/gates/static-analysis.ts': 579,
   'activities/gates/test-integrity.ts': 850,
   'lib/gates/test-runner.ts': 496,
-  'activities/process.ts': 660,
+  'activities/process.ts': 633,
   'lib/sandbox.ts': 718,
   'cli/doctor.ts': 547,
   'cli/console/pages.ts': 477,

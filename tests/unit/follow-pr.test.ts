@@ -124,11 +124,19 @@ describe('GitHub webhooks', () => {
       mapGithubEvent('check_run', {
         action: 'completed',
         repository,
-        check_run: { name: 'unit', conclusion: 'failure', output: { summary: '2 failed' }, check_suite: { head_branch: 'vigil/r1' } },
+        check_run: {
+          name: 'unit',
+          conclusion: 'failure',
+          head_sha: 'a'.repeat(40),
+          output: { summary: '2 failed' },
+          check_suite: { head_branch: 'vigil/r1' },
+        },
       }),
     ).toEqual({
       target: { repo: 'o/r', branch: 'vigil/r1', prUrl: null },
       event: { kind: 'checks-failed', checks: [{ name: 'unit', logTail: 'conclusion: failure\n2 failed' }] },
+      // Named by the head commit, as the poller names it: the same red head from both is taken once.
+      id: `checks-${'a'.repeat(40)}`,
     });
     expect(
       mapGithubEvent('workflow_run', {
@@ -136,25 +144,26 @@ describe('GitHub webhooks', () => {
         repository,
         workflow_run: { name: 'CI', conclusion: 'failure', head_branch: 'b' },
       }),
-    ).toMatchObject({ event: { kind: 'checks-failed', checks: [{ name: 'CI' }] } });
+    ).toMatchObject({ event: { kind: 'checks-failed', checks: [{ name: 'CI' }] }, id: null });
     expect(
       mapGithubEvent('pull_request_review', {
         action: 'submitted',
         repository,
-        review: { state: 'changes_requested', body: 'Use a map.', user: { login: 'ana' } },
+        review: { id: 12, state: 'changes_requested', body: 'Use a map.', user: { login: 'ana' } },
         pull_request: { html_url: 'https://github.com/o/r/pull/7', head: { ref: 'vigil/r1' } },
       }),
-    ).toMatchObject({ event: { kind: 'comment', author: 'ana', text: 'Use a map.', commentKind: 'review' } });
+    ).toMatchObject({ event: { kind: 'comment', author: 'ana', text: 'Use a map.', commentKind: 'review' }, id: 'review-12' });
     expect(
       mapGithubEvent('issue_comment', {
         action: 'created',
         repository,
         issue: { html_url: 'https://github.com/o/r/pull/7', pull_request: {} },
-        comment: { body: '/vigil add a test', user: { login: 'bo' } },
+        comment: { id: 21, body: '/vigil add a test', user: { login: 'bo' } },
       }),
     ).toEqual({
       target: { repo: 'o/r', branch: null, prUrl: 'https://github.com/o/r/pull/7' },
       event: { kind: 'comment', author: 'bo', text: 'add a test', commentKind: 'comment' },
+      id: 'comment-21',
     });
     const closed = (merged: boolean) =>
       mapGithubEvent('pull_request', {
@@ -162,18 +171,21 @@ describe('GitHub webhooks', () => {
         repository,
         pull_request: { merged, merge_commit_sha: merged ? 'abc' : null, head: { ref: 'vigil/r1' }, html_url: 'u' },
       });
-    expect(closed(true)).toMatchObject({ event: { kind: 'merged', mergeCommit: 'abc' } });
-    expect(closed(false)).toMatchObject({ event: { kind: 'closed' } });
+    expect(closed(true)).toMatchObject({ event: { kind: 'merged', mergeCommit: 'abc' }, id: 'merged-abc' });
+    expect(closed(false)).toMatchObject({ event: { kind: 'closed' }, id: 'closed' });
   });
 
   it('maps a push to a branch to base-moved for the pull requests that go into it; a deleted branch or a tag is ignored', () => {
     expect(mapGithubEvent('push', { ref: 'refs/heads/main', after: 'f'.repeat(40), repository })).toEqual({
       target: { repo: 'o/r', branch: null, prUrl: null, base: 'main' },
       event: { kind: 'base-moved' },
+      id: `base-${'f'.repeat(40)}`,
     });
     expect(mapGithubEvent('push', { ref: 'refs/heads/main', repository: { ...repository, default_branch: 'main' } })).toEqual({
       target: { repo: 'o/r', branch: null, prUrl: null, base: 'main', defaultBranch: 'main' },
       event: { kind: 'base-moved' },
+      // No new tip in the payload: the sender's delivery id names it.
+      id: null,
     });
     expect(mapGithubEvent('push', { ref: 'refs/heads/main', deleted: true, repository })).toHaveProperty('ignored');
     expect(mapGithubEvent('push', { ref: 'refs/tags/v1', repository })).toHaveProperty('ignored');

@@ -419,3 +419,63 @@ describe('retrieval by layer', () => {
     ).toBe('');
   });
 });
+
+describe("links: the original's eight relations", () => {
+  it('two repositories that fixed one test, and a later run whose failures came back after the fix, link by all eight', () => {
+    const a = runA();
+    const b = { ...runA(), end: { ...runA().end, workflowId: 'wf-b', repo: '/repo/b' } };
+    // A later run on /repo/a: the test fails three more times for the first reason, then three
+    // times each for a TypeError said in full and said short.
+    const later = journal('r3', Date.parse('2026-03-02T10:00:00Z'), [
+      { ...(a.events[0]?.event as RunEvent), prdTitle: 'Carry digits' } as RunEvent,
+      ...[1, 2, 3, 4, 5, 6, 7, 8, 9].flatMap((n) => [it_(n), testsFail(n)]),
+    ]);
+    const reason = (n: number): string | undefined => (n <= 3 ? undefined : n <= 6 ? 'TypeError: carry is undefined' : 'TypeError');
+    const laterTraces = [1, 2, 3, 4, 5, 6, 7, 8, 9].map((n) => trace(n, reason(n) ? { testFailure: reason(n) as string } : {}));
+    const eps = [
+      ...episodesOf({ workflowId: 'wf-a', repo: '/repo/a', events: a.events, traces: a.traces }),
+      ...episodesOf({ workflowId: 'wf-b', repo: '/repo/b', events: b.events, traces: b.traces }),
+      ...episodesOf({ workflowId: 'wf-c', repo: '/repo/a', events: later, traces: laterTraces }),
+    ];
+    const ended = { workflowId: 'wf-c', repo: '/repo/a', prdTitle: 'Carry digits', exitCode: null, status: null };
+    const out = consolidate(eps, [a.end, b.end, ended]);
+    expect([...new Set(out.links.map((l) => l.relation))].sort()).toEqual([
+      'contradicts',
+      'derived_from',
+      'elaborates',
+      'example_of',
+      'related_to',
+      'superseded_by',
+      'supersedes',
+      'supports',
+    ]);
+    const at = (repo: string | null, kind: 'pattern' | 'anti_pattern' | 'skill', signature: string) => ({ repo, kind, signature });
+    const sig = eps[0]?.signatures[0] as string;
+    // /repo/a's fix came before its last failures: it contradicts the anti-pattern; /repo/b's supersedes it, both sides; it is
+    // an example of the installation's anti-pattern, and its fix supports the skill of the run that fixed it.
+    const expected: [string, ReturnType<typeof at>, ReturnType<typeof at>][] = [
+      ['contradicts', at('/repo/a', 'pattern', sig), at('/repo/a', 'anti_pattern', sig)],
+      ['supersedes', at('/repo/b', 'pattern', sig), at('/repo/b', 'anti_pattern', sig)],
+      ['superseded_by', at('/repo/b', 'anti_pattern', sig), at('/repo/b', 'pattern', sig)],
+      ['example_of', at('/repo/b', 'anti_pattern', sig), at(null, 'anti_pattern', sig)],
+      ['supports', at('/repo/b', 'pattern', sig), at('/repo/b', 'skill', 'add numbers')],
+    ];
+    for (const [relation, from, to] of expected) expect(out.links).toContainEqual({ relation, from, to });
+    // The TypeError said in full elaborates the one said short; both are related to the first reason.
+    const antis = out.patterns.filter((p) => p.repo === '/repo/a' && p.kind === 'anti_pattern').map((p) => p.signature);
+    const full = antis.find((s) => s.includes('carry is undefined')) as string;
+    const short = antis.find((s) => s.endsWith(':TypeError')) as string;
+    expect(out.links).toContainEqual({
+      relation: 'elaborates',
+      from: at('/repo/a', 'anti_pattern', full),
+      to: at('/repo/a', 'anti_pattern', short),
+    });
+    const related = out.links.filter((l) => l.relation === 'related_to' && l.from.repo === '/repo/a' && l.from.kind === 'anti_pattern');
+    expect(related.map((l) => [l.from.signature, l.to.signature].sort())).toEqual(
+      expect.arrayContaining([[sig, full].sort(), [sig, short].sort()]),
+    );
+    expect(related).toHaveLength(2);
+    const sigs = [sig, full, short];
+    expect(sigs.every((s) => typeof s === 'string' && s.startsWith('tests:adds two numbers:'))).toBe(true);
+  });
+});

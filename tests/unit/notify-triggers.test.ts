@@ -143,5 +143,8 @@ describe('seed row compaction-freq: 3 compactions within an hour', () => {
     expect(compactionsNotice('r', 1, [0, 10, 20, 25], 30)).toBeNull();
     expect(compactionsNotice('r', 1, [0, 10, h + 5], h + 6)).toBeNull();
     expect(compactionsNotice('r', 1, null, 30)).toBeNull();
+    // One call that compacted twice takes the count from 2 to 4: it crossed the line, so it fires; the next does not.
+    expect(compactionsNotice('r', 2, [0, 10, 20, 20], 30, 2)?.details).toEqual({ compactions: 4, iteration: 2 });
+    expect(compactionsNotice('r', 3, [0, 10, 20, 20, 25], 30, 1)).toBeNull();
   });
 });

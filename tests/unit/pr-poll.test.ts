@@ -12,7 +12,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pollEvents, pollPullRequest, POLL_QUERY } from '../../activities/pr-poll.js';
+import { mapGithubEvent } from '../../cli/hooks.js';
 import { receivePrEvent, newPullRequestState } from '../../rules/follow-pr.js';
+import { PrEventSchema, type PrEvent } from '../../schemas/pr-event.js';
 import { fakeGh, setFakePullRequest } from '../support/fake-gh.js';
 
 const SINCE = '2026-01-10T00:00:00Z';
@@ -62,7 +64,7 @@ describe('what a poll makes of the pull request', () => {
       SINCE,
     );
     expect(events).toHaveLength(1);
-    expect(events[0]).toMatchObject({ kind: 'checks-failed', id: `poll-checks-${HEAD}`, by: 'poll' });
+    expect(events[0]).toMatchObject({ kind: 'checks-failed', id: `checks-${HEAD}`, by: 'poll' });
     const checks = events[0]?.kind === 'checks-failed' ? events[0].checks : [];
     expect(checks.map((c) => c.name)).toEqual(['unit', 'ci/jenkins']);
     expect(checks[0]?.logTail).toContain('FAIL a.test: expected "fixed"');
@@ -79,12 +81,12 @@ describe('what a poll makes of the pull request', () => {
       openPr({ state: 'MERGED', merged: true, mergeCommit: { oid: 'c'.repeat(40) } }, [checkRun('unit', 'COMPLETED', 'FAILURE')]),
       SINCE,
     );
-    expect(merged).toEqual([{ kind: 'merged', id: `poll-merged-${'c'.repeat(40)}`, mergeCommit: 'c'.repeat(40), by: 'poll' }]);
-    expect(pollEvents(openPr({ state: 'CLOSED' }), SINCE)).toEqual([{ kind: 'closed', id: 'poll-closed', by: 'poll' }]);
+    expect(merged).toEqual([{ kind: 'merged', id: `merged-${'c'.repeat(40)}`, mergeCommit: 'c'.repeat(40), by: 'poll' }]);
+    expect(pollEvents(openPr({ state: 'CLOSED' }), SINCE)).toEqual([{ kind: 'closed', id: 'closed', by: 'poll' }]);
   });
 
   it('the base moved and the branch conflicts (or must be up to date): a base-moved event named by the base commit', () => {
-    expect(pollEvents(openPr({ mergeStateStatus: 'DIRTY' }), SINCE)).toEqual([{ kind: 'base-moved', id: `poll-base-${BASE}`, by: 'poll' }]);
+    expect(pollEvents(openPr({ mergeStateStatus: 'DIRTY' }), SINCE)).toEqual([{ kind: 'base-moved', id: `base-${BASE}`, by: 'poll' }]);
     expect(pollEvents(openPr({ mergeStateStatus: 'BEHIND' }), SINCE)[0]?.kind).toBe('base-moved');
     // Blocked by a rule, unknown while GitHub computes it, clean: not the base's doing.
     for (const m of ['BLOCKED', 'UNKNOWN', 'CLEAN', 'UNSTABLE']) expect(pollEvents(openPr({ mergeStateStatus: m }), SINCE)).toEqual([]);
@@ -120,10 +122,10 @@ describe('what a poll makes of the pull request', () => {
       SINCE,
     );
     expect(events).toEqual([
-      { kind: 'comment', id: 'poll-comment-21', author: 'dee', text: 'add a test for b', commentKind: 'comment' },
+      { kind: 'comment', id: 'comment-21', author: 'dee', text: 'add a test for b', commentKind: 'comment' },
       {
         kind: 'comment',
-        id: 'poll-review-12',
+        id: 'review-12',
         author: 'ana',
         text: 'Please keep the first line.\n\na.txt:2: this line',
         commentKind: 'review',
@@ -143,11 +145,68 @@ describe('what a poll makes of the pull request', () => {
           received.push(e.id);
         }
       }
-    expect(received).toEqual([`poll-checks-${HEAD}`, `poll-base-${BASE}`]);
+    expect(received).toEqual([`checks-${HEAD}`, `base-${BASE}`]);
     // A new head (the run pushed its fix) whose checks are red again is a new event.
     const next = pollEvents(openPr({ headRefOid: 'd'.repeat(40) }, [checkRun('unit', 'COMPLETED', 'FAILURE', 3)]), SINCE);
-    expect(next.map((e) => e.id)).toEqual([`poll-checks-${'d'.repeat(40)}`]);
+    expect(next.map((e) => e.id)).toEqual([`checks-${'d'.repeat(40)}`]);
     expect(receivePrEvent(pr, next[0] as (typeof next)[number]).ok).toBe(true);
+  });
+
+  it("a webhook and the poller seeing the same facts: each is taken once, whichever came first; another head's, another comment's are new", () => {
+    const repository = { full_name: 'o/r' };
+    const hook = (name: string, payload: Record<string, unknown>, delivery: string): PrEvent => {
+      const m = mapGithubEvent(name, { repository, ...payload });
+      if ('ignored' in m) throw new Error(m.ignored);
+      return PrEventSchema.parse({ ...m.event, id: m.id ?? delivery });
+    };
+    const red = hook(
+      'check_suite',
+      { action: 'completed', check_suite: { conclusion: 'failure', head_sha: HEAD, head_branch: 'vigil/r' } },
+      'g-1',
+    );
+    const asked = hook(
+      'issue_comment',
+      { action: 'created', issue: { pull_request: {} }, comment: { id: 21, body: '/vigil add a test for b', user: { login: 'dee' } } },
+      'g-2',
+    );
+    const moved = hook('push', { ref: 'refs/heads/main', after: BASE }, 'g-3');
+    const view = openPr(
+      {
+        mergeStateStatus: 'DIRTY',
+        comments: {
+          nodes: [{ databaseId: 21, body: '/vigil add a test for b', createdAt: '2026-01-11T00:00:00Z', author: { login: 'dee' } }],
+        },
+      },
+      [checkRun('unit', 'COMPLETED', 'FAILURE')],
+    );
+    const polled = pollEvents(view, SINCE);
+    let pr = newPullRequestState('https://github.com/o/r/pull/7', 'vigil/r', SINCE);
+    const taken: string[] = [];
+    // The webhooks first, then the poll (and the other way round below): three facts, three events taken.
+    for (const e of [red, asked, moved, ...polled]) {
+      const got = receivePrEvent(pr, e);
+      if (got.ok) {
+        pr = got.state;
+        taken.push(e.id);
+      } else expect(got.duplicate).toBe(true);
+    }
+    expect(taken).toEqual([`checks-${HEAD}`, 'comment-21', `base-${BASE}`]);
+    let other = newPullRequestState('https://github.com/o/r/pull/7', 'vigil/r', SINCE);
+    const takenOther: string[] = [];
+    for (const e of [...polled, red, asked, moved]) {
+      const got = receivePrEvent(other, e);
+      if (got.ok) {
+        other = got.state;
+        takenOther.push(e.id);
+      }
+    }
+    expect(takenOther.sort()).toEqual([`base-${BASE}`, `checks-${HEAD}`, 'comment-21']);
+    // GitHub's redelivery of the same check suite (another delivery id) is the same fact; a new head's is not.
+    expect(
+      receivePrEvent(pr, hook('check_suite', { action: 'completed', check_suite: { conclusion: 'failure', head_sha: HEAD } }, 'g-4')).ok,
+    ).toBe(false);
+    const newHead = hook('check_suite', { action: 'completed', check_suite: { conclusion: 'failure', head_sha: 'd'.repeat(40) } }, 'g-5');
+    expect(receivePrEvent(pr, newHead).ok).toBe(true);
   });
 });
 
@@ -168,7 +227,7 @@ describe('a poll through gh (faked only where it talks to GitHub)', () => {
     setFakePullRequest(repo, openPr({}, [checkRun('unit', 'COMPLETED', 'FAILURE')]));
     const before = ghCallsIn(repo).length;
     const r = await pollPullRequest(input);
-    expect(r.events.map((e) => e.id)).toEqual([`poll-checks-${HEAD}`]);
+    expect(r.events.map((e) => e.id)).toEqual([`checks-${HEAD}`]);
     expect(r.note).toBe('polled https://github.com/o/r/pull/7: open, clean; 1 event(s)');
     const calls = ghCallsIn(repo).slice(before);
     expect(calls).toEqual([['api', 'graphql', '-f', `query=${POLL_QUERY}`, '-f', 'url=https://github.com/o/r/pull/7']]);

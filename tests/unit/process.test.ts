@@ -28,7 +28,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { Info as ActivityInfo } from '@temporalio/activity';
 import { setHeartbeatSendMs } from '../../activities/heartbeat.js';
 import { runProcess, supervisorPath, type ProcessResult, type ProcessSpec } from '../../activities/process.js';
-import { killSurvivor } from '../../lib/process-survivor.js';
+import { killSurvivor } from '../../lib/process-tree.js';
 import { configureSupervisor } from '../../activities/supervisor-client.js';
 import { readState, type SupervisorState } from '../../lib/supervisor-state.js';
 import { daemonPid, daemonSocketPath, type SupervisorMode } from '../../lib/supervisor-location.js';

@@ -489,6 +489,50 @@ describe('claude output', () => {
     expect(parse('claude', fixture('claude', 'success.jsonl'), 1).isError).toBe(true);
   });
 
+  it("reads how full the context got: the last request's tokens, the model's window, the compactions (notify triggers)", () => {
+    const line = (v: Record<string, unknown>): string => JSON.stringify(v);
+    const usage = (input: number, cached: number) => ({
+      input_tokens: input,
+      cache_read_input_tokens: cached,
+      cache_creation_input_tokens: 100,
+      output_tokens: 20,
+    });
+    const text = [
+      line({ type: 'system', subtype: 'init', session_id: SESSION, model: 'claude-sonnet-4-5' }),
+      line({
+        type: 'assistant',
+        message: { id: 'm1', model: 'claude-sonnet-4-5', content: [{ type: 'text', text: 'a' }], usage: usage(50, 150_000) },
+      }),
+      line({
+        type: 'system',
+        subtype: 'compact_boundary',
+        session_id: SESSION,
+        compact_metadata: { trigger: 'auto', pre_tokens: 190_000 },
+      }),
+      line({
+        type: 'assistant',
+        message: { id: 'm2', model: 'claude-sonnet-4-5', content: [{ type: 'text', text: 'b' }], usage: usage(30, 181_000) },
+      }),
+      line({
+        type: 'result',
+        subtype: 'success',
+        is_error: false,
+        result: 'done',
+        session_id: SESSION,
+        total_cost_usd: 0.5,
+        modelUsage: { 'claude-sonnet-4-5': { inputTokens: 80, outputTokens: 40, cacheReadInputTokens: 331_000, contextWindow: 200_000 } },
+      }),
+    ].join('\n');
+    const out = parse('claude', text);
+    // The last request: 30 + 181,000 + 100, of a 200,000-token window; one compaction.
+    expect(out.context).toEqual({ usedTokens: 181_130, windowTokens: 200_000, compactions: 1 });
+    expect(out.transcript).toContain('[context compacted (auto)]');
+    // A run of the CLI's that says none of it (an older CLI: no window): the tokens, no window.
+    expect(parse('claude', fixture('claude', 'success.jsonl')).context).toMatchObject({ windowTokens: null, compactions: 0 });
+    // The command provider does not say: no context.
+    expect(parse('command', 'all done\n').context).toBeUndefined();
+  });
+
   it('reports usage in the shape the budget reads', () => {
     const usage: Usage | null = parse('claude', fixture('claude', 'success.jsonl')).usage;
     expect(usage?.costUsd).toBe(0.0734);

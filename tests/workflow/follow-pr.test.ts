@@ -241,7 +241,8 @@ describe.concurrent('following the pull request after delivery', () => {
         expect((history.events ?? []).some((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'prEvent')).toBe(false);
         const sent = await post(sign(secret));
         expect(sent.status).toBe(200);
-        expect(await sent.text()).toContain(`merged event 72d3162e-cc78-11e3-81ab-4c9367dc0958 sent to ${id}`);
+        // Named by its merge commit, as the poller names the same merge (not by the delivery's id).
+        expect(await sent.text()).toMatch(new RegExp(`merged event merged-f00dface(f00dface){4} sent to ${id}`));
         const outcome = (await handle.result()) as { status: string; exitCode: number; reason: string };
         expect(outcome).toMatchObject({ status: 'merged', exitCode: 0 });
         expect(outcome.reason).toContain('merge commit f00dfacef00dfacef00dfacef00dfacef00dface');
@@ -353,7 +354,8 @@ describe.concurrent('following the pull request after delivery', () => {
           body,
         });
         expect(res.status, await res.clone().text()).toBe(200);
-        expect(await res.text()).toContain(`base-moved event push-delivery-1 sent to ${id}`);
+        // Named by the base's new tip, as the poller names the same move.
+        expect(await res.text()).toContain(`base-moved event base-${base} sent to ${id}`);
       } finally {
         await hooks.close();
       }
@@ -463,7 +465,7 @@ describe.concurrent('following the pull request after delivery', () => {
       });
       setFakePullRequest(repo, pull({}));
       const again = await waitForStatus(handle, (s) => s.pullRequest?.waiting === true && s.iteration >= 4, 120_000);
-      expect(again.pullRequest?.taken.map((t) => [t.id, t.summary])).toEqual([[`poll-checks-${first}`, 'checks failed: unit tests']]);
+      expect(again.pullRequest?.taken.map((t) => [t.id, t.summary])).toEqual([[`checks-${first}`, 'checks failed: unit tests']]);
       const prompt = readFileSync(path.join(repo, '.vigil/runs', id, 'iteration-0004.prompt.md'), 'utf8');
       expect(prompt).toContain('The checks on the pull request https://github.com/o/r/pull/7 finished red.');
       expect(prompt).toContain('FAIL a.test: expected "fixed"');
@@ -573,7 +575,7 @@ describe('a run that kept no base', () => {
         expect(other.status).toBe(202);
         const res = await post(trunk, 'push-nobase');
         expect(res.status, await res.clone().text()).toBe(200);
-        expect(await res.text()).toContain(`base-moved event push-nobase sent to ${id}`);
+        expect(await res.text()).toContain(`base-moved event base-${base} sent to ${id}`);
       } finally {
         await hooks.close();
       }

@@ -25,7 +25,7 @@ import type { Worker } from '@temporalio/worker';
 import { defaultKnobs } from '../../schemas/knobs.js';
 import type { Outcome, RunInput } from '../../schemas/run.js';
 import type { StatusSnapshot } from '../../schemas/status.js';
-import { statusQuery, stopSignal } from '../../workflows/messages.js';
+import { budgetUpdate, inputUpdate, pauseUpdate, resumeUpdate, statusQuery, stopSignal } from '../../workflows/messages.js';
 import {
   agentCalls,
   assertBuilt,
@@ -184,7 +184,7 @@ describe('onStuck=fork', () => {
     patient(900_000),
   );
   it(
-    "a person's stop while the forks run reaches them: the run ends stopped, nothing delivered, the forks' worktrees gone",
+    "a person's pause, directive, budget, resume and stop while the forks run reach them: the run ends stopped, nothing delivered",
     async () => {
       const { repo, runId, outcome, s } = await runStuck({ weak: WORKS_ON, strong: WORKS_ON }, async (id) => {
         // Once both forks have worked an iteration, the run is stopped.
@@ -210,7 +210,31 @@ describe('onStuck=fork', () => {
           if (Date.now() > deadline) throw new Error('the forks never got going');
           await new Promise((r) => setTimeout(r, 500));
         }
-        await env.client.workflow.getHandle(id).signal(stopSignal, { by: 'alice', reason: 'enough' });
+        // The run's other messages reach the live forks too: a pause, a directive, a budget, a resume.
+        const run = env.client.workflow.getHandle(id);
+        const forks = [1, 2].map((n) => env.client.workflow.getHandle(`${id}-attempt-${n}`));
+        const eachFork = async (ok: (st: StatusSnapshot) => boolean, what: string): Promise<StatusSnapshot[]> => {
+          const until = Date.now() + patient(120_000);
+          for (;;) {
+            const sts = await Promise.all(forks.map((f) => f.query(statusQuery)));
+            if (sts.every(ok)) return sts;
+            if (Date.now() > until) throw new Error(`the forks never ${what}: ${JSON.stringify(sts.map((x) => [x.pause, x.budgetUsd]))}`);
+            await new Promise((r) => setTimeout(r, 250));
+          }
+        };
+        expect((await run.executeUpdate(pauseUpdate, { args: [{ by: 'alice', reason: 'lunch' }] })).changed).toBe(true);
+        const paused = await eachFork((x) => x.pause !== null, 'paused');
+        expect(paused.map((x) => x.pause?.reason)).toEqual(['the run is paused: lunch', 'the run is paused: lunch']);
+        await run.executeUpdate(inputUpdate, { args: [{ directive: 'Mention the feature in CHANGELOG.md too.', by: 'alice' }] });
+        await eachFork((x) => x.pendingDirectives === 1, 'took the directive');
+        // The run's own queue gave it up: it is the forks' now.
+        expect((await run.query(statusQuery)).pendingDirectives).toBe(0);
+        // No budget before: $10 for the whole run, nothing spent (scripted calls cost nothing), shared by the two live forks.
+        await run.executeUpdate(budgetUpdate, { args: [{ usd: 10, by: 'alice' }] });
+        await eachFork((x) => x.budgetUsd === 5, 'took their share of the budget');
+        await run.executeUpdate(resumeUpdate, { args: [{ by: 'alice' }] });
+        await eachFork((x) => x.pause === null, 'resumed');
+        await run.signal(stopSignal, { by: 'alice', reason: 'enough' });
       });
 
       expect(outcome).toMatchObject({ status: 'stopped', reason: 'stopped by alice: enough' });

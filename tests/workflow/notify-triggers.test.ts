@@ -4,14 +4,19 @@
  * knob at the product's default, delivered to the file channel: the seed's rows quality-gate-fail
  * (on the gate's first failure, not the third), stuck-iteration (3 iterations without a change of
  * the tree) and sensitive-file. Each once per occasion. And the session-end HANDOFF.md in the run
- * folder, with the attempts it lists. And the honest control: a run that changes
- * ordinary files every iteration and fails no gate tells nothing of the sort.
+ * folder, with the attempts it lists. The rows context-90 and compaction-freq with claude's
+ * output (the fake claude CLI of examples/agents/fake-cli: its requests' usage, the model's window,
+ * `compact_boundary` records). And the honest control: a run that changes ordinary files every
+ * iteration and fails no gate tells nothing of the sort.
  *
  * Knobs this file changes, and why: the file channel (`notifyFile`, the behaviour under test), the
  * desktop channel off (no notify-send here: it would only report itself unavailable), and the
- * control's `maxIterations` (it ends the run instead of a stop, changing nothing of a pass).
+ * control's `maxIterations` (it ends the run instead of a stop, changing nothing of a pass). The
+ * claude run is the loop alone (`loopInput`): the context facts are the builder's call's, and the
+ * reviewing roles would be fake claude calls too, whose answers its scenario does not script.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stopUpdate } from '../../workflows/messages.js';
@@ -19,8 +24,10 @@ import { patient } from '../support/patience.js';
 import {
   assertBuilt,
   createTestEnv,
+  loopInput,
   makeRepo,
   makeWorker,
+  ROOT,
   runInput,
   startRun,
   status,
@@ -148,5 +155,61 @@ describe('notification triggers, with the default knobs', () => {
       });
     },
     patient(240_000),
+  );
+
+  it(
+    "seed rows context-90 and compaction-freq, from claude's output: the context 90 % full told at its call, the third compaction within the hour told once",
+    async () => {
+      const repo = makeRepo();
+      const notifyFile = path.join(repo, '..', `${path.basename(repo)}-notifications.jsonl`);
+      const dir = mkdtempSync(path.join(os.tmpdir(), 'vigil-fake-cli-'));
+      const window = { contextWindow: 200_000 };
+      // Call 1: 1,000 + 185,000 cached of 200,000 (93 %) and two compactions; call 2: one more (the third); call 3: neither.
+      const calls = [
+        { writes: { 'a.txt': 'a\n' }, inputTokens: 1000, cacheReadTokens: 185_000, compactions: 2, ...window },
+        { writes: { 'b.txt': 'b\n' }, inputTokens: 1000, compactions: 1, ...window },
+        { writes: { 'c.txt': 'c\n' }, inputTokens: 1000, ...window },
+      ];
+      writeFileSync(path.join(dir, 'scenario.json'), JSON.stringify({ calls }));
+      Object.assign(process.env, { FAKE_CLI_SCENARIO: path.join(dir, 'scenario.json'), FAKE_CLI_LOG: path.join(dir, 'calls.jsonl') });
+      process.env.VIGIL_SANDBOX_WRITABLE = dir;
+      const tq = uniqueId('triggers-claude');
+      const worker = await makeWorker(env, tq);
+      try {
+        await worker.runUntil(async () => {
+          const knobs = {
+            provider: 'claude' as const,
+            providerBreaker: false,
+            tierLadder: false,
+            maxIterations: 3,
+            notifyFile,
+            notifyDesktop: false,
+          };
+          const input = {
+            ...loopInput(repo, '', { ...knobs, agentCommand: [path.join(ROOT, 'examples/agents/fake-cli/claude')] }),
+            notifyTriggers: true,
+          };
+          const handle = await startRun(env, tq, input);
+          await handle.result();
+          const s = await status(handle);
+          expect(s.recentIterations.map((r) => [r.iteration, r.compactions ?? 0])).toEqual([
+            [1, 2],
+            [2, 1],
+            [3, 0],
+          ]);
+        });
+      } finally {
+        for (const k of ['FAKE_CLI_SCENARIO', 'FAKE_CLI_LOG', 'VIGIL_SANDBOX_WRITABLE']) delete process.env[k];
+      }
+      const sent = lines(notifyFile);
+      const context = sent.filter((l) => l.event === 'context_high');
+      expect(context).toHaveLength(1);
+      expect(context[0]).toMatchObject({ severity: 'critical', details: { usedTokens: 186_000, windowTokens: 200_000, iteration: 1 } });
+      expect(context[0]?.title).toBe("The agent's context is 93% full");
+      const compacted = sent.filter((l) => l.event === 'compactions');
+      expect(compacted).toHaveLength(1);
+      expect(compacted[0]).toMatchObject({ details: { compactions: 3, iteration: 2 } });
+    },
+    patient(300_000),
   );
 });

@@ -8,7 +8,8 @@
  * and a share of what is left of the budget, delivering on its own branch. The first fork to end
  * approved continues the run: the others are stopped, its tree becomes the run's working tree and
  * the run ends with its outcome, delivered as usual. None approved: `force_stopped`, as without the
- * knob. A stop sent to the run reaches the forks; the run ends `stopped` once they have ended.
+ * knob. A stop sent to the run reaches the forks; the run ends `stopped` once they have ended. A
+ * pause, a resume, a directive and a new budget reach the live forks too.
  *
  * Keyed on the knob `onStuck` (rules/fork.ts `forksWhenStuck`): a knob no run started before it
  * has, so an older run's knobs parse to `stop` and its history replays down the old path; no patch
@@ -17,7 +18,7 @@
  * Workflow code: deterministic, no I/O.
  */
 import { ActivityFailure } from '@temporalio/common';
-import type { Outcome, OutcomeStatus, RunInput } from '../../schemas/run.js';
+import type { Directive, Outcome, OutcomeStatus, RunInput } from '../../schemas/run.js';
 import type { ForkAttempt, ForkState } from '../../schemas/fork.js';
 import { attemptId, liveAttemptBudget } from '../../rules/attempts.js';
 import { checkpointRows } from '../../rules/checkpoints.js';
@@ -32,7 +33,7 @@ import {
   type ForkEnd,
   type ForkPoint,
 } from '../../rules/fork.js';
-import { stopSignal } from '../messages.js';
+import { budgetSignal, inputSignal, pauseSignal, resumeSignal, stopSignal } from '../messages.js';
 import { finish, stopOutcome } from './ending.js';
 import { endDone } from './follow-pr.js';
 import { type Run } from './run.js';
@@ -175,29 +176,94 @@ async function startFork(run: Run, fork: ForkState, args: RunInput, ended: Ended
 
 /**
  * Until a fork ends approved, all end without approval, or a person stops the run; then the forks
- * still running are stopped and awaited. The winner's number (null: none, or a stop).
+ * still running are stopped and awaited. The winner's number (null: none, or a stop). Meanwhile
+ * the run's other messages reach the live forks, as a run's reach its streams: a pause and a
+ * resume, each person's directive (taken off the run's own queue: the forks do the work now), and
+ * a new budget, what the run and the ended forks have not spent shared among the live ones.
  */
 async function awaitForks(run: Run, fork: ForkState, ended: Ended[]): Promise<number | null> {
   const k = fork.attempts.length;
+  const told: Told = { paused: false, budget: budgetOf(run) };
+  await steer(run, fork, ended, told);
   let verdict = forkVerdict(ended, k);
   while (verdict.kind === 'wait' && !run.stopRequest) {
     const seen = ended.length;
-    await run.sdk.until(() => ended.length > seen || run.stopRequest !== null);
+    await run.sdk.until(() => ended.length > seen || run.stopRequest !== null || steered(run, told));
+    await steer(run, fork, ended, told);
     verdict = forkVerdict(ended, k);
     run.publish();
   }
-  const live = fork.attempts.filter((a) => !ended.some((e) => e.n === a.n));
   const req = run.stopRequest;
   const why = req ? `the run was stopped: ${req.reason}` : `fork ${verdict.kind === 'won' ? verdict.n : '?'} was approved first`;
-  await Promise.all(
-    live.map(async (a) =>
-      run.sdk
-        .signal(a.workflowId, stopSignal, { reason: why.slice(0, 2000), by: req?.by ?? 'vigil', now: true })
-        .catch((err: unknown) => run.sdk.log.warn('a fork could not be stopped', { fork: a.n, error: String(err) })),
-    ),
+  await tellForks(run, fork, ended, 'the stop', (id) =>
+    run.sdk.signal(id, stopSignal, { reason: why.slice(0, 2000), by: req?.by ?? 'vigil', now: true }),
   );
   await run.sdk.until(() => ended.length >= k);
   return verdict.kind === 'won' && !req ? verdict.n : null;
+}
+
+/** What the live forks were last told. */
+interface Told {
+  paused: boolean;
+  budget: number;
+}
+
+const budgetOf = (run: Run): number => run.state.budgetUsd ?? run.knobs.budgetUsd;
+
+/** A person's directives waiting in the run's queue (the run's own are not forwarded). */
+const directivesToForward = (run: Run): Directive[] => run.state.pendingDirectives.filter((d) => d.by !== 'vigil');
+
+/** Whether a message changed what the forks were told. */
+function steered(run: Run, told: Told): boolean {
+  return (run.state.pause !== null) !== told.paused || budgetOf(run) !== told.budget || directivesToForward(run).length > 0;
+}
+
+/** The message to every live fork, as a signal; one that ended meanwhile (or cannot be reached) is logged and skipped. */
+async function tellForks(
+  run: Run,
+  fork: ForkState,
+  ended: readonly Ended[],
+  what: string,
+  send: (workflowId: string) => Promise<void>,
+): Promise<void> {
+  const live = fork.attempts.filter((a) => !ended.some((e) => e.n === a.n));
+  await Promise.all(
+    live.map(async (a) =>
+      send(a.workflowId).catch((err: unknown) =>
+        run.sdk.log.warn(`a fork could not be told of ${what}`, { fork: a.n, error: String(err) }),
+      ),
+    ),
+  );
+}
+
+/** The run's pause or resume, a person's directives and a new budget, to the live forks. */
+async function steer(run: Run, fork: ForkState, ended: readonly Ended[], told: Told): Promise<void> {
+  const { state } = run;
+  if ((state.pause !== null) !== told.paused) {
+    told.paused = state.pause !== null;
+    const pause = state.pause;
+    await tellForks(run, fork, ended, pause ? 'the pause' : 'the resume', (id) =>
+      pause
+        ? run.sdk.signal(id, pauseSignal, { reason: `the run is paused: ${pause.reason}`.slice(0, 2000), by: pause.by })
+        : run.sdk.signal(id, resumeSignal, { by: 'vigil' }),
+    );
+  }
+  const directives = directivesToForward(run);
+  if (directives.length > 0) {
+    state.pendingDirectives = state.pendingDirectives.filter((d) => !directives.includes(d));
+    for (const d of directives)
+      await tellForks(run, fork, ended, 'a directive', (id) =>
+        run.sdk.signal(id, inputSignal, { directive: d.text, by: d.by, ...(d.id !== undefined ? { id: d.id } : {}) }),
+      );
+  }
+  const budget = budgetOf(run);
+  if (budget !== told.budget) {
+    told.budget = budget;
+    const done = fork.attempts.filter((a) => ended.some((e) => e.n === a.n));
+    const spent = state.spend.usd + done.reduce((n, a) => n + (a.spendUsd ?? 0), 0);
+    const share = liveAttemptBudget(budget, spent, fork.attempts.length - done.length);
+    await tellForks(run, fork, ended, 'the budget', (id) => run.sdk.signal(id, budgetSignal, { usd: share, by: 'vigil' }));
+  }
 }
 
 /** Every fork over: their facts and spend, the winner's tree into the run's, the worktrees gone, and the run's end. */

@@ -15,7 +15,7 @@ import { iterationEvent } from '../../rules/journal.js';
 import { advanceMark, stepPaths } from '../../rules/lean-rounds.js';
 import { contextClearMemory, iterationMemory } from '../../rules/memory.js';
 import { keepContinuity } from '../../rules/prompt-memory.js';
-import { sensitiveFileNotice, stuckNotice } from '../../rules/notify-triggers.js';
+import { compactionsNotice, contextNotice, sensitiveFileNotice, stuckNotice } from '../../rules/notify-triggers.js';
 import { overrideNote } from '../../rules/model-override.js';
 import { mergedDenials, noteSandbox } from '../../rules/sandbox.js';
 import { initialLadder, observeLadder } from '../../rules/tier-ladder.js';
@@ -82,6 +82,7 @@ export async function observeIteration(run: Run, call: AgentCall): Promise<RepoS
     ...(result.sandbox?.limitHit ? { limitHit: result.sandbox.limitHit.slice(0, 300) } : {}),
     // And a call the silence watchdog ended as hung (its exit code says only that it timed out).
     ...(result.hung ? { hung: result.hung.slice(0, 200) } : {}),
+    ...(result.context?.compactions ? { compactions: result.context.compactions } : {}),
   };
   state.sandbox = noteSandbox(state.sandbox, result.sandbox, { iteration: state.iteration, role: 'builder' });
   if (snap.checkpoint) {
@@ -103,10 +104,16 @@ export async function observeIteration(run: Run, call: AgentCall): Promise<RepoS
   state.recentIterations = [...state.recentIterations, record].slice(-LIMITS.recentIterations);
   run.recordEvent(iterationEvent(record, state.lastTests));
   if (result.usage || state.spend.calls > 0) run.recordSpend();
-  // The notification triggers of an iteration: 3 iterations without a change, a sensitive file changed.
+  // The notification triggers of an iteration: 3 iterations without a change, a sensitive file changed, the context
+  // 90 % full, the third compaction within an hour (each compaction at its call's end; a CLI that does not say: never).
+  const compacted = state.recentIterations.flatMap((r) => Array<number>(r.compactions ?? 0).fill(Date.parse(r.at)));
   await tellPeople(run, [
     stuckNotice(info.workflowId, state.iteration, state.convergence.consecutiveNoChange),
     sensitiveFileNotice(info.workflowId, state.iteration, snap.sinceLast?.sensitive ?? []),
+    contextNotice(info.workflowId, state.iteration, result.context?.usedTokens ?? null, result.context?.windowTokens ?? null),
+    result.context?.compactions
+      ? compactionsNotice(info.workflowId, state.iteration, compacted, run.nowMs(), result.context.compactions)
+      : null,
   ]);
   const trouble = watchForTrouble(run, result, snap, got.signals ?? UNREAD_SIGNALS);
   if (trouble) await escalateToPerson(run, ...trouble);

@@ -524,6 +524,9 @@ function figures(call) {
     dropFinding: call.dropFinding === true,
     skipFollowUp: call.skipFollowUp === true,
     fabricate: call.fabricate === true,
+    // claude: `compact_boundary` records before the answer, and the model's window in the result's modelUsage.
+    compactions: Math.floor(n(call.compactions, 0)),
+    contextWindow: typeof call.contextWindow === 'number' ? call.contextWindow : null,
   };
 }
 
@@ -652,6 +655,13 @@ function claude(ctx) {
           session_id: sessionId,
           total_cost_usd: isError ? 0 : (f.costUsd ?? 0),
           usage: isError ? { input_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 0 } : usage,
+          ...(f.contextWindow !== null
+            ? {
+                modelUsage: {
+                  [model]: { inputTokens: f.input, outputTokens: f.output, cacheReadInputTokens: f.cached, contextWindow: f.contextWindow },
+                },
+              }
+            : {}),
           permission_denials: writes.filter((w) => !w.ok).map((w) => ({ tool_name: 'Write', tool_input: { file_path: w.abs } })),
         });
       if (opts.get('--output-format') !== 'stream-json') {
@@ -781,6 +791,13 @@ function claude(ctx) {
         });
         return 0;
       }
+      for (let i = 0; i < f.compactions; i++)
+        line({
+          type: 'system',
+          subtype: 'compact_boundary',
+          session_id: sessionId,
+          compact_metadata: { trigger: 'auto', pre_tokens: f.input },
+        });
       assistant('msg_fake_final', [{ type: 'text', text: f.text }]);
       result(false, f.text, writes.length + 1);
       return 0;
