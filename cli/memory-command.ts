@@ -86,7 +86,7 @@ export function addMemoryCommand(program: Command): Command {
   memory
     .command('economics')
     .description(
-      "token economics per agent call (docs/memory.md, Token economics): what each prompt read from memory, what the call " +
+      'token economics per agent call (docs/memory.md, Token economics): what each prompt read from memory, what the call ' +
         'added, the thresholds crossed and what the next retrieval did about them; a run, or the latest calls',
     )
     .option('--run <id>', 'this run only')
