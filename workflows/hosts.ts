@@ -7,15 +7,9 @@
  *
  * Workflow code: deterministic, no I/O.
  */
-import { deprecatePatch, workflowInfo } from '@temporalio/workflow';
+import { workflowInfo } from '@temporalio/workflow';
 import { hostTaskQueue } from '../schemas/hosts.js';
 import type { RunInput } from '../schemas/run.js';
-
-/**
- * Host task queues. Runs that name a host record this marker; runs without one never ask it.
- * Deprecated by 0.5.0 (every run that names a host took this path since 0.4.0); 0.6.0 deletes the call.
- */
-export const HOSTS_PATCH = 'vigil-hosts-v1';
 
 /**
  * Activity options putting a proxy on the run's host queue (`{}`: the workflow's own queue). Call
@@ -23,6 +17,5 @@ export const HOSTS_PATCH = 'vigil-hosts-v1';
  */
 export function onRunHost(input: Pick<RunInput, 'host'>): { taskQueue?: string } {
   if (!input.host) return {};
-  deprecatePatch(HOSTS_PATCH);
   return { taskQueue: hostTaskQueue(workflowInfo().taskQueue, input.host) };
 }

@@ -5,8 +5,9 @@
  * suite's server, started on a task queue no worker serves (they stay open, nothing runs them),
  * each with the `VigilRelease` stamp a client of that release gives: a stale one (0.3.0, the
  * adversary an upgrade would strand), one of this package's release (the control, never named)
- * and one without a stamp (named as 0.4.0 or earlier, not as certain). Once the stale run is
- * ended, the check is ✓ again. That `vigil start` stamps a run and its streams is checked in
+ * and one without a stamp (named as 0.4.0 or earlier: from 0.6.0 on, whose window begins at
+ * 0.5.0, certainly before the window too). Once the stale and the unstamped runs are ended, the
+ * check is ✓ again. That `vigil start` stamps a run and its streams is checked in
  * tests/e2e/cli.test.ts.
  */
 import { readFileSync } from 'node:fs';
@@ -77,7 +78,7 @@ describe('runs older than the release window', () => {
     const runs = report.temporal.ok ? report.temporal.runs : undefined;
     if (!runs || 'problem' in runs) throw new Error(`no window report: ${show(r)}`);
     expect(runs.outside).toContainEqual({ workflowId: ids.stale, release: '0.3.0', certain: true });
-    expect(runs.outside).toContainEqual({ workflowId: ids.unstamped, release: '0.4.0 or earlier (no release stamp)', certain: false });
+    expect(runs.outside).toContainEqual({ workflowId: ids.unstamped, release: '0.4.0 or earlier (no release stamp)', certain: true });
     expect(runs.outside.map((o) => o.workflowId)).not.toContain(ids.current);
     const check = report.checks.find((c) => c.name === 'runs');
     expect(check).toMatchObject({ ok: false, required: false });
@@ -86,7 +87,7 @@ describe('runs older than the release window', () => {
 
     const text = await runVigil(['doctor'], env(), { timeoutMs: 180_000 });
     expect(text.stdout).toMatch(
-      /✗ runs: \d+ of \d+ open runs started before the window \(this release replays runs started by 0\.4\.0 or later\)/,
+      /✗ runs: \d+ of \d+ open runs started before the window \(this release replays runs started by 0\.5\.0 or later\)/,
     );
     expect(text.stdout).toContain('— fix: let them finish (or stop them) on workers of the release that started them');
   });
@@ -110,14 +111,17 @@ describe('runs older than the release window', () => {
     worker = undefined;
   });
 
-  it('the control: once the stale run is ended, the check is ✓ again and names no run of this release', async () => {
+  it('the control: once the stale and the unstamped runs are ended, the check is ✓ again and names no run of this release', async () => {
     await client.workflow.getHandle(ids.stale).terminate('ended by the test, as the fix says');
+    await client.workflow.getHandle(ids.unstamped).terminate('ended by the test, as the fix says');
     const report = await waitUntil(
-      'a report without the stale run',
+      'a report without the stale and the unstamped runs',
       async () => {
         const r = DoctorJsonSchema.parse(JSON.parse((await runVigil(['doctor', '--json'], env(), { timeoutMs: 180_000 })).stdout));
         const runs = r.temporal.ok ? r.temporal.runs : undefined;
-        return runs && !('problem' in runs) && !runs.outside.some((o) => o.workflowId === ids.stale) ? r : null;
+        return runs && !('problem' in runs) && !runs.outside.some((o) => o.workflowId === ids.stale || o.workflowId === ids.unstamped)
+          ? r
+          : null;
       },
       60_000,
       1000,

@@ -16,7 +16,9 @@
  * and review the diff of `sequences/` in the same commit (new marker lines, and exactly the
  * commands the change meant to add or remove). A diff with no new patch behind it is a bug. A
  * release that deprecates patches turns their marker lines into `... (deprecated)` and changes
- * nothing else (0.5.0: all 33 of 0.4.0's, 74 lines across the three references).
+ * nothing else (0.5.0: all 33 of 0.4.0's, 74 lines across the three references); the release that
+ * deletes their calls deletes those lines and nothing else (0.6.0: those 74, while its
+ * deprecations turned 9 lines of 0.5.0's patches into `(deprecated)`).
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';

@@ -7,7 +7,7 @@
  * such.
  */
 import { describe, expect, it } from 'vitest';
-import { OUTSIDE_FIX, windowCheck, windowLine } from '../../cli/release-window.js';
+import { OUTSIDE_FIX, packageRelease, windowCheck, windowLine } from '../../cli/release-window.js';
 import {
   compareReleases,
   LAST_UNSTAMPED_RELEASE,
@@ -79,32 +79,44 @@ describe('the open runs against the window', () => {
     expect(r.unknown).toEqual([{ workflowId: 'odd', release: 'main' }]);
   });
 
+  // The window of this code (OLDEST_REPLAYED_RELEASE, 0.5.0 in 0.6.0): an unstamped run is certainly before it.
+  const now = [
+    { workflowId: 'fresh', release: '0.6.0' },
+    { workflowId: 'last-call', release: '0.5.0' },
+    { workflowId: 'stale', release: '0.4.0' },
+    { workflowId: 'unstamped', release: null },
+    { workflowId: 'odd', release: 'main' },
+  ];
+
   it('a ✗ with what to do when a run certainly started before the window', () => {
-    const c = windowCheck(windowReport(runs, OLDEST_REPLAYED_RELEASE));
+    const c = windowCheck(windowReport(now, OLDEST_REPLAYED_RELEASE));
     expect(c.ok).toBe(false);
-    expect(c.detail).toContain('1 of 5 open runs started before the window (this release replays runs started by 0.4.0 or later)');
-    expect(c.detail).toContain('stale (0.3.0)');
+    expect(c.detail).toContain('2 of 5 open runs started before the window (this release replays runs started by 0.5.0 or later)');
+    expect(c.detail).toContain('stale (0.4.0)');
+    expect(c.detail).toContain('unstamped (0.4.0 or earlier (no release stamp))');
     expect(c.detail).not.toContain('fresh');
-    expect(c.detail).toContain(
-      '1 carry no release stamp (unstamped): started by 0.4.0, which this release replays, or by an earlier build',
-    );
-    expect(c.detail).toContain('2 must finish or be stopped before 0.6.0');
+    expect(c.detail).not.toContain('last-call');
+    expect(c.detail).toContain('1 must finish or be stopped before 0.7.0');
     expect(c.detail).toContain('odd: main');
     expect(c.fix).toBe(OUTSIDE_FIX);
     expect(OUTSIDE_FIX).toContain('temporal workflow terminate --workflow-id <id>');
-    expect(windowLine(windowReport(runs, OLDEST_REPLAYED_RELEASE))).toMatch(
-      /^open runs: 1 of 5 open runs started before the window .* — let them finish/,
+    expect(windowLine(windowReport(now, OLDEST_REPLAYED_RELEASE))).toMatch(
+      /^open runs: 2 of 5 open runs started before the window .* — let them finish/,
     );
   });
 
   it('the control: runs within the window are a ✓ that names none of them', () => {
-    const c = windowCheck(windowReport([runs[0] as (typeof runs)[number], runs[1] as (typeof runs)[number]], '0.4.0'));
+    const c = windowCheck(windowReport([now[0] as (typeof now)[number], now[1] as (typeof now)[number]], OLDEST_REPLAYED_RELEASE));
     expect(c).toEqual({
       ok: true,
       detail:
-        '2 open runs, none started before the window (this release replays runs started by 0.4.0 or later); 1 must finish or be stopped before 0.6.0',
+        '2 open runs, none started before the window (this release replays runs started by 0.5.0 or later); 1 must finish or be stopped before 0.7.0',
       fix: null,
     });
-    expect(windowCheck(windowReport([], '0.4.0'))).toEqual({ ok: true, detail: 'no open runs', fix: null });
+    expect(windowCheck(windowReport([], OLDEST_REPLAYED_RELEASE))).toEqual({ ok: true, detail: 'no open runs', fix: null });
+  });
+
+  it('the window moves with the package: this release replays the runs of the release before it', () => {
+    expect(nextRelease(OLDEST_REPLAYED_RELEASE)).toBe(packageRelease());
   });
 });

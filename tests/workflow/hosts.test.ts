@@ -3,7 +3,7 @@
  * `beta`, from VIGIL_HOST, each polling the shared queue and its own host queue) and two runs, one
  * per host. Each run's history shows every repository-bound activity scheduled on its host's queue and
  * started by that host's worker; the provider breaker stays on the shared queue. A run without a
- * host keeps everything on the shared queue (and records no marker); a run naming a host nobody
+ * host keeps everything on the shared queue; a run naming a host nobody
  * serves waits, visibly, for one.
  */
 import { existsSync, readFileSync } from 'node:fs';
@@ -11,11 +11,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { mkdtempSync } from 'node:fs';
 import type { WorkflowHandle } from '@temporalio/client';
-import type { temporal } from '@temporalio/proto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hostTaskQueue } from '../../schemas/hosts.js';
 import type { Knobs } from '../../schemas/knobs.js';
-import { HOSTS_PATCH } from '../../workflows/hosts.js';
 import { hostPollers } from '../../cli/hosts.js';
 import { sdkRunApi } from '../../cli/sdk-run-api.js';
 import {
@@ -85,8 +83,6 @@ function scenarioFor(repo: string, who: string): string {
   });
 }
 
-type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
-
 interface Placement {
   type: string;
   queue: string;
@@ -94,7 +90,7 @@ interface Placement {
 }
 
 /** Every activity of a run's history: where it was scheduled and which worker started it. */
-async function placements(handle: WorkflowHandle): Promise<{ activities: Placement[]; events: HistoryEvent[] }> {
+async function placements(handle: WorkflowHandle): Promise<{ activities: Placement[] }> {
   const history = await handle.fetchHistory();
   const events = history.events ?? [];
   const started = new Map<string, string>();
@@ -112,19 +108,7 @@ async function placements(handle: WorkflowHandle): Promise<{ activities: Placeme
       identity: started.get(String(e.eventId)) ?? null,
     });
   }
-  return { activities, events };
-}
-
-/** How many patch markers of HOSTS_PATCH the history holds. */
-function hostMarkers(events: HistoryEvent[]): number {
-  return events.filter((e) => {
-    const m = e.markerRecordedEventAttributes;
-    if (m?.markerName !== 'core_patch') return false;
-    const data = Object.values(m.details ?? {})
-      .flatMap((p) => p.payloads ?? [])
-      .map((p) => Buffer.from(p.data ?? new Uint8Array()).toString('utf8'));
-    return data.some((d) => d.includes(`"${HOSTS_PATCH}"`));
-  }).length;
+  return { activities };
 }
 
 describe('several hosts', () => {
@@ -150,7 +134,7 @@ describe('several hosts', () => {
     for (const [i, r] of runs.entries()) {
       const handle = handles[i] as WorkflowHandle;
       expect((await status(handle)).host).toBe(r.host);
-      const { activities, events } = await placements(handle);
+      const { activities } = await placements(handle);
       const repoBound = activities.filter((a) => !ANYWHERE.has(a.type));
       // The run did the repository work worth checking: agent calls (with the inspection), gates and
       // tests (the gate pass riding with the agent call), a code review and a council round (their
@@ -169,27 +153,24 @@ describe('several hosts', () => {
         });
       }
       for (const a of activities.filter((x) => ANYWHERE.has(x.type))) expect(a.queue).toBe(tq);
-      // The marker is in the history, once.
-      expect(hostMarkers(events)).toBe(1);
       // The work happened in this run's repository, and the notification went out from its host.
       expect(readFileSync(path.join(r.repo, 'src/a.txt'), 'utf8')).toBe(`${r.host}\n`);
       expect(existsSync(r.notifyFile)).toBe(true);
     }
   });
 
-  it('keeps everything on the shared queue for a run without a host, with no marker', async () => {
+  it('keeps everything on the shared queue for a run without a host', async () => {
     const repo = makeRepo();
     const scenario = writeScenario(repo, { version: 1, iterations: [{ writes: { 'src/a.txt': 'x\n' }, claim: 'promise' }] });
     const handle = await startRun(env, tq, loopInput(repo, scenario, { testCommand: 'test -f src/a.txt' }));
     expect((await handle.result()).status).toBe('completion_promise_fulfilled');
     expect((await status(handle)).host).toBeNull();
-    const { activities, events } = await placements(handle);
+    const { activities } = await placements(handle);
     expect(activities.length).toBeGreaterThan(3);
     for (const a of activities) {
       expect(a.queue).toBe(tq);
       expect(a.identity).toMatch(/^vigil-worker:\d+@(alpha|beta)$/);
     }
-    expect(hostMarkers(events)).toBe(0);
   });
 
   it('leaves a run on a host no worker serves waiting for one, and says so', async () => {

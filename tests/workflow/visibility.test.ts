@@ -4,14 +4,12 @@
  * details, and readable summaries on activities and timers.
  */
 import { Worker } from '@temporalio/worker';
-import type { temporal } from '@temporalio/proto';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { endpointFromEnv } from '../../cli/connection.js';
 import { readPrd } from '../../cli/prd.js';
 import { startRun as cliStartRun } from '../../cli/runs.js';
 import { SA_ITERATION, SA_PROVIDER, SA_REPO, SA_STATUS } from '../../schemas/search-attributes.js';
 import { pauseUpdate, resumeUpdate } from '../../workflows/messages.js';
-import { SEARCH_ATTRIBUTES_PATCH } from '../../workflows/run/eras.js';
 import {
   assertBuilt,
   createTestEnv,
@@ -106,19 +104,10 @@ it('keeps the UI informed: summary, details, search attributes, current details,
     // The repository's inspection comes back with the agent call: no activity of its own.
     expect(summaries).not.toContain('inspect repository after iteration 2');
     expect(summaries.some((s) => /^backoff \d+s after failed iteration 2$/.test(s))).toBe(true);
-    expect(patchIds(history)).not.toContain(SEARCH_ATTRIBUTES_PATCH);
   });
 });
 
-/** The ids of the patch markers in a history. */
-function patchIds(history: temporal.api.history.v1.IHistory): string[] {
-  return (history.events ?? [])
-    .map((e) => e.markerRecordedEventAttributes?.details?.['patch-data']?.payloads?.[0]?.data)
-    .filter((d): d is Uint8Array => d instanceof Uint8Array)
-    .map((d) => (JSON.parse(Buffer.from(d).toString('utf8')) as { id: string }).id);
-}
-
-it('a run started without the search attributes (searchAttributes: false) upserts none, says so in a patch marker, and replays', async () => {
+it('a run started without the search attributes (searchAttributes: false) upserts none, and replays', async () => {
   const repo = makeRepo();
   const scenario = writeScenario(repo, {
     version: 1,
@@ -140,6 +129,5 @@ it('a run started without the search attributes (searchAttributes: false) upsert
     Object.keys(e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields ?? {}),
   );
   expect(upserted.filter((k) => k !== 'TemporalChangeVersion')).toEqual([]);
-  expect(patchIds(history)).toContain(SEARCH_ATTRIBUTES_PATCH);
   await expect(Worker.runReplayHistory({ workflowBundle: env.bundle }, history, 'no-search-attributes')).resolves.toBeUndefined();
 });

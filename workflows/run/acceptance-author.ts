@@ -18,9 +18,8 @@ import { chooseAgent, silenceSeconds } from '../../rules/agent-choice.js';
 import { addOrchestrationUsage, addUnpricedOrchestration } from '../../rules/budget.js';
 import { noteSandbox, sandboxArgs } from '../../rules/sandbox.js';
 import { acceptanceOnBase } from './acceptance.js';
-import { beforeAcceptanceFromPrd } from './before-acceptance-from-prd.js';
 import { finish } from './ending.js';
-import { acceptanceFromPrdEra } from './eras.js';
+import { markAcceptanceFromPrd } from './eras.js';
 import { notifyPeople } from './people.js';
 import { type Run } from './run.js';
 
@@ -40,8 +39,8 @@ function callProblem(r: AgentResult | null, failure: string | null): string | nu
 export async function draftAcceptanceTests(run: Run): Promise<Outcome | null> {
   const { state, knobs } = run;
   // A person's folder wins (vigil start refuses both; a client that sends both gets the person's).
-  if (!run.eras.doneMeansDone || !knobs.acceptanceFromPrd || knobs.acceptanceTests || state.acceptance || state.iteration > 0) return null;
-  if (!acceptanceFromPrdEra()) return beforeAcceptanceFromPrd();
+  if (!knobs.acceptanceFromPrd || knobs.acceptanceTests || state.acceptance || state.iteration > 0) return null;
+  markAcceptanceFromPrd();
   return draft(run, 1, null);
 }
 

@@ -18,7 +18,7 @@ import { type Run } from './run.js';
 /** At the start, once: the person's folder copied where no agent sees it, each file's digest recorded. */
 export async function sealAcceptanceTests(run: Run): Promise<Outcome | null> {
   const { state, knobs, input, info } = run;
-  if (!run.eras.doneMeansDone || !knobs.acceptanceTests || state.acceptance || state.iteration > 0) return null;
+  if (!knobs.acceptanceTests || state.acceptance || state.iteration > 0) return null;
   const r = await run.acts.tests.sealAcceptance.executeWithOptions({ summary: 'seal the acceptance tests' }, [
     { runId: info.workflowId, sourceDir: knobs.acceptanceTests, repoPath: input.repoPath, authorization: input.authorization ?? null },
   ]);
@@ -59,7 +59,7 @@ async function runOn(run: Run, tree: string, summary: string): Promise<Acceptanc
 /** Before the first builder call: acceptance tests that already pass on the tree the run started with end the run as done. */
 export async function acceptanceOnBase(run: Run): Promise<Outcome | null> {
   const { state } = run;
-  if (!run.eras.doneMeansDone || !state.acceptance || state.acceptance.last || state.iteration > 0 || !state.runStart) return null;
+  if (!state.acceptance || state.acceptance.last || state.iteration > 0 || !state.runStart) return null;
   const tree = state.runStart.treeHash;
   const r = await runOn(run, tree, 'acceptance tests on the tree the run started with');
   // Tests the acceptance role wrote never end the run here: an agent's tests that pass before any
@@ -80,7 +80,7 @@ export async function acceptanceOnBase(run: Run): Promise<Outcome | null> {
 export async function judgeAcceptance(run: Run, tree: string): Promise<string | null> {
   const { state } = run;
   // Tests the acceptance role wrote that passed before any work are not judged by (refuseDraftThatAlreadyPasses).
-  if (!run.eras.doneMeansDone || !state.acceptance || state.acceptance.drafted?.dropped) return null;
+  if (!state.acceptance || state.acceptance.drafted?.dropped) return null;
   const known = state.acceptance.last;
   const r =
     known && known.treeHash === tree ? known : await runOn(run, tree, `acceptance tests on the tree of iteration ${state.iteration}`);

@@ -10,7 +10,6 @@ import { backoffSeconds } from '../../rules/backoff.js';
 import { waitWithinCaps } from '../../rules/caps.js';
 import { failureFingerprint, trackDeadLetter } from '../../rules/dead-letter.js';
 import { failOverOnRateLimit } from '../../rules/failover.js';
-import { markRateLimit } from './eras.js';
 import { escalateToPerson, notifyPeople } from './people.js';
 import { type Again, AGAIN, type Run } from './run.js';
 
@@ -34,7 +33,6 @@ export async function afterFailedIteration(run: Run, result: AgentResult): Promi
   // A provider rate limit waits as long as the provider says (or its request rate implies);
   // anything else backs off exponentially. Both count as a failed attempt.
   const rateLimited = result.rateLimit;
-  if (rateLimited !== null) markRateLimit();
   // deterministic: seeded workflow random
   const rawWait = rateLimited ? rateLimited.waitSeconds : backoffSeconds(state.consecutiveFailures, knobs, run.sdk.random());
   // A rate limit says nothing about the work: it is not a failure (no retry count, no tier climb).

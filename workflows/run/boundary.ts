@@ -17,8 +17,7 @@ import { acceptanceOnBase, sealAcceptanceTests } from './acceptance.js';
 import { draftAcceptanceTests, refuseDraftThatAlreadyPasses, showDraftedAcceptance } from './acceptance-author.js';
 import { answerHeldClaim, councilRound } from './council.js';
 import { finish, rollOver, stopOutcome } from './ending.js';
-import { beforePauseDeadlines } from './before-pause-deadlines.js';
-import { markAdmission, markChecklistRetry, markPrepareWaits, pauseDeadlinesEra } from './eras.js';
+import { markPauseDeadlines } from './eras.js';
 import { fitEffort } from './effort.js';
 import { pauseHasDeadlines, waitForPerson } from './pause-wait.js';
 import { recordTestBaseline } from './gates.js';
@@ -45,7 +44,6 @@ export async function begin(run: Run): Promise<Refused | Go<undefined>> {
   // A signed run is admitted once, at its start (activities/run-authorization.ts): a worker that
   // requires signed runs refuses an expired signature, another PRD or knobs, or a nonce another run used.
   if (input.authorization && !run.continued) {
-    markAdmission();
     const { refused } = await run.acts.admission.admitRun.executeWithOptions({ summary: 'admit the signed run' }, [
       {
         runId: run.info.workflowId,
@@ -73,7 +71,6 @@ export async function holdPreparation(run: Run): Promise<End | Go<undefined>> {
   const { state } = run;
   const unprepared = !state.runStart || (run.knobs.prdChecklist && !state.gates.checklistTried);
   if (state.pause === null || !unprepared) return GO;
-  markPrepareWaits();
   run.publish();
   // Not `pauseOver()`: a rewind or a review has nothing to act on before the first iteration.
   await run.sdk.until(() => state.pause === null || run.stopRequest !== null || run.rolloverNow);
@@ -197,7 +194,10 @@ export async function atBoundary(run: Run): Promise<Step> {
       );
     }
     // A question with deadlines waits with a timer to each (reminder, re-route, deadline); else for the person alone.
-    await (pauseHasDeadlines(run) && pauseDeadlinesEra() ? waitForPerson(run) : beforePauseDeadlines(run));
+    if (pauseHasDeadlines(run)) {
+      markPauseDeadlines();
+      await waitForPerson(run);
+    } else await run.sdk.until(() => run.pauseOver());
     run.status = run.stopRequest ? 'stopping' : 'running';
     // A stream whose worktree was deleted gets it back as it resumes.
     const ended = await recoverStreamWorktree(run);
@@ -260,7 +260,6 @@ export async function atBoundary(run: Run): Promise<Step> {
   // 4. A PRD checklist a provider's trouble kept from being extracted: asked again once the wait is over.
   const retry = state.gates.checklistRetry;
   if (retry && run.nowMs() >= retry.atMs) {
-    markChecklistRetry();
     await retryChecklist(run);
     run.publish();
     return AGAIN;

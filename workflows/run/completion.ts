@@ -34,9 +34,7 @@ import {
   trackGateResult,
 } from './gates.js';
 import { verifierCall, verifyChecklist } from './prd-checklist.js';
-import { markCouncilChecklist } from './eras.js';
 import { checklistStop } from '../../rules/checklist/state.js';
-import { beforeJudgeReview } from './before-judges-see-changes.js';
 import { keepContract, refuse } from './refusals.js';
 import { type Run } from './run.js';
 
@@ -98,16 +96,15 @@ export async function completionGuard(
   if (unaccepted !== null) return refuse(run, [], unaccepted, 'acceptance');
   if (run.interrupted()) return 'interrupted';
   if (knobs.codeReview) {
-    const judged = run.eras.judgesSeeChanges ? await judgeReview(run, tree) : await beforeJudgeReview(run, tree);
+    const judged = await judgeReview(run, tree);
     if (judged !== null) return judged;
     if (run.interrupted()) return 'interrupted';
   }
   if (knobs.prdChecklist && state.gates.checklist) {
     // A tree whose checklist was verified is not verified again (waivers are read anew).
     let known = state.gates.latest.find((g) => g.gate === 'checklist' && g.treeHash === tree && g.iteration > 0);
-    // A verification whose answer broke the agent contract judged nothing: asked again, so each check counts (vigil-judges-see-changes-v1).
-    if (known && run.eras.judgesSeeChanges && verifierBreach(run.judging.lastVerifierAnswer, state.iteration, '') !== null)
-      known = undefined;
+    // A verification whose answer broke the agent contract judged nothing: asked again, so each check counts.
+    if (known && verifierBreach(run.judging.lastVerifierAnswer, state.iteration, '') !== null) known = undefined;
     // Only the items whose files changed since the last verification are asked again.
     const recheck = !known ? itemsToRecheck(state.gates.checklist, state.marks.checklist, tree) : null;
     if (recheck && recheck.ids.length === 0) {
@@ -121,7 +118,6 @@ export async function completionGuard(
       const call = verifierCall(run, recheck?.ids);
       const stop = checklistStop(state.gates.checklist, call.checklistIds);
       if (!stop.blockedAnyway) {
-        markCouncilChecklist();
         run.judging.carryChecklist({ call, mustPass: stop.mustPass, mustNotFail: stop.mustNotFail });
         return null;
       }
@@ -169,11 +165,10 @@ export async function judgeChecklist(run: Run, r: GateResult | null, fresh: bool
 }
 
 /**
- * The code review's part of a completion check (from `vigil-judges-see-changes-v1` on): a passing
- * review stands only for its own tree or one whose changes since touch no product code; product
- * code changed since is reviewed as a delta (the diff from the reviewed tree), and a review whose
- * answers broke the agent contract is asked again, so every check counts on the contract's streak
- * (decisions/lean-rounds.ts `reviewDue`). Answers without a verdict line are a contract error,
+ * The code review's part of a completion check: a passing review stands only for its own tree or
+ * one whose changes since touch no product code; product code changed since is reviewed as a
+ * delta (the diff from the reviewed tree), and a review whose answers broke the agent contract is
+ * asked again, so every check counts on the contract's streak (decisions/lean-rounds.ts `reviewDue`). Answers without a verdict line are a contract error,
  * never a failing review. Null lets the check go on.
  */
 export async function judgeReview(run: Run, tree: string): Promise<Outcome | 'refused' | null> {
@@ -287,14 +282,14 @@ export function refuseEmptyDiff(run: Run, trigger: ConveneTrigger): Promise<Outc
 
 /**
  * The evidence gate's refusal of a claim that names files the diff since the run's start does not
- * hold ("claimed changes to X not in the diff"), before anything is spent on it (from
- * `vigil-judges-see-changes-v1` on; decisions/claimed-files.ts says which words count as a claim).
+ * hold ("claimed changes to X not in the diff"), before anything is spent on it
+ * (decisions/claimed-files.ts says which words count as a claim).
  */
 export function refuseFalseClaim(run: Run, trigger: ConveneTrigger): Promise<Outcome | null> | null {
   const { state } = run;
   const claim = run.judging.falseClaim;
   // Any check of the iteration that made the claim (a person's `vigil review` is the person's to judge).
-  if (!run.eras.judgesSeeChanges || trigger === 'forced' || !claim || claim.iteration !== state.iteration) return null;
+  if (trigger === 'forced' || !claim || claim.iteration !== state.iteration) return null;
   const why = describeFalseClaim(claim.paths);
   state.lastFindings =
     `Completion was refused at iteration ${state.iteration} by the evidence gate: your claim ${why}. Claim only what the diff ` +

@@ -24,10 +24,9 @@ import { chooseAgent, silenceSeconds } from '../../rules/agent-choice.js';
 import { remainingBudget } from '../../rules/budget.js';
 import { sandboxArgs } from '../../rules/sandbox.js';
 import { agentRequestNotes } from '../../rules/agent-requests.js';
-import { markDelivery, markMemoryJudge, markPackedCarry, markRunFiles, markUndeliveredDirectives, stopNowClosesFirstEra } from './eras.js';
+import { markStopNow } from './eras.js';
 import { notifyPeople, writeSessionHandoff } from './people.js';
 import { type Run } from './run.js';
-import { beforeStopNowClosesFirst } from './before-stop-now-closes-first.js';
 
 /** What done rested on: the winning fork's own line when a fork continued the run (onStuck=fork), else the run's. */
 export function runEvidence(run: Run): string {
@@ -46,17 +45,13 @@ export async function finish(run: Run, s: OutcomeStatus, reason: string, notes: 
   if (s === 'council_approved' || s === 'completion_promise_fulfilled' || s === 'merged' || s === 'pr_closed')
     notes = [runEvidence(run), ...notes];
   // A perpetual run's requests for a person that went unanswered (decisions/agent-requests.ts).
-  if (run.eras.judgesSeeChanges) notes = [...notes, ...agentRequestNotes(state.escalations)];
+  notes = [...notes, ...agentRequestNotes(state.escalations)];
   // Pauses a deadline lifted with nobody's answer (workflows/run/pause-wait.ts).
   if (state.deadlineNotes?.length) notes = [...notes, ...state.deadlineNotes];
-  if (state.pendingDirectives.length > 0) {
-    markUndeliveredDirectives();
-    notes = [...notes, undeliveredNote(state.pendingDirectives)];
-  }
+  if (state.pendingDirectives.length > 0) notes = [...notes, undeliveredNote(state.pendingDirectives)];
   let branch: string | null = null;
   if (delivered) notes = [...notes, ...delivered];
   else if (delivers(s, run.knobs.deliver)) {
-    markDelivery();
     const d = await deliver(run, s, reason, notes);
     branch = d.branch;
     notes = [...notes, d.note];
@@ -98,8 +93,10 @@ export async function finish(run: Run, s: OutcomeStatus, reason: string, notes: 
       ),
     );
   // stop --now: the person wants the run closed now (closeNow), not after the steps of closeInTurn.
-  if (s === 'stopped' && run.stopRequest?.now === true)
-    return stopNowClosesFirstEra() ? closeNow(run, notifyFinished) : beforeStopNowClosesFirst(() => closeInTurn(run, notifyFinished));
+  if (s === 'stopped' && run.stopRequest?.now === true) {
+    markStopNow();
+    return closeNow(run, notifyFinished);
+  }
   return closeInTurn(run, notifyFinished);
 }
 
@@ -117,25 +114,20 @@ async function closeInTurn(run: Run, notifyFinished: () => Promise<unknown>): Pr
   // The last events (the outcome, the final notification) reach the store before the run closes.
   await run.sdk.nonCancellable(() => run.flushJournal());
   // The memory judge, while the run's sandbox homes are still there for its call.
-  if (run.journaling && run.knobs.memoryJudge) {
-    markMemoryJudge();
-    await run.sdk.nonCancellable(() => judgeMemory(run));
-  }
-  markRunFiles();
+  if (run.journaling && run.knobs.memoryJudge) await run.sdk.nonCancellable(() => judgeMemory(run));
   await run.sdk.nonCancellable(() => releaseRunFiles(run));
   return outcome;
 }
 
 /**
- * How a run stopped with `stop --now` closes (STOP_NOW_PATCH): the final notification and the
- * removal of its run files side by side, every update answered, its journal flushed, and no
- * memory judge, whose agent call would hold the close for as long as it takes. The journal's last
+ * How a run stopped with `stop --now` closes: the final notification and the removal of its run
+ * files side by side, every update answered, its journal flushed, and no memory judge, whose agent
+ * call would hold the close for as long as it takes. The journal's last
  * batch is committed before the run closes; what the store derives from it (the memory's
  * consolidation) follows it in the worker (lib/event-store.ts).
  */
 async function closeNow(run: Run, notifyFinished: () => Promise<unknown>): Promise<Outcome> {
   const outcome = run.outcome as Outcome;
-  markRunFiles();
   await Promise.all([notifyFinished(), run.sdk.nonCancellable(() => releaseRunFiles(run))]);
   run.rewinder?.abandon(`the run finished (${outcome.status}) before the rewind could happen`);
   await run.sdk.nonCancellable(() => run.sdk.until(() => run.sdk.allHandlersFinished()));
@@ -312,7 +304,6 @@ export async function rollOver(run: Run): Promise<never> {
     historySize: run.sdk.info().historySize,
   });
   const { state: _state, packedState: _packed, ...fresh } = input;
-  markPackedCarry();
   return run.sdk.continueAsNew({ ...fresh, packedState: packValue(carried as Json) });
 }
 

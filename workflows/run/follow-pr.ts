@@ -25,10 +25,9 @@ import {
   prEventSummary,
   receivePrEvent,
 } from '../../rules/follow-pr.js';
-import { beforeFollowPr } from './before-follow-pr.js';
 import { beforePrUpdate } from './before-pr-update.js';
 import { deliver, finish, pullRequest, runEvidence, stopOutcome } from './ending.js';
-import { followPrEra, prUpdateEra } from './eras.js';
+import { markFollowPr, prUpdateEra } from './eras.js';
 import { pauseHasDeadlines, waitForPerson } from './pause-wait.js';
 import { replyOnPullRequest, updateOnBaseMoved } from './pr-update.js';
 import { type Run } from './run.js';
@@ -36,7 +35,8 @@ import { type Run } from './run.js';
 /** A run that ended done: it follows its pull request (deliver=pr, followPr), else it ends as before. Null: an event asks for an iteration. */
 export async function endDone(run: Run, s: OutcomeStatus, reason: string, notes: string[]): Promise<Outcome | null> {
   if (!followsPullRequest(s, run.knobs)) return finish(run, s, reason, notes);
-  return followPrEra() ? await deliverAndFollow(run, s, reason, notes) : await beforeFollowPr(run, s, reason, notes);
+  markFollowPr();
+  return await deliverAndFollow(run, s, reason, notes);
 }
 
 async function deliverAndFollow(run: Run, s: OutcomeStatus, reason: string, notes: string[]): Promise<Outcome | null> {

@@ -19,8 +19,7 @@ import { finish } from './ending.js';
 import { escalateToPerson, notifyPeople, tellPeople } from './people.js';
 import { gateFailedNotice } from '../../rules/notify-triggers.js';
 import { type GateStreak, type Run } from './run.js';
-import { affectedTestsEra } from './eras.js';
-import { beforeAffectedTests } from './before-affected-tests.js';
+import { markAffectedTests } from './eras.js';
 
 /** The test command's verdict on `treeHash`, re-run only when the tree changed. */
 export async function ensureTests(run: Run, treeHash: string): Promise<TestRunRecord | null> {
@@ -41,7 +40,7 @@ export async function ensureTests(run: Run, treeHash: string): Promise<TestRunRe
  */
 export async function recordTestBaseline(run: Run): Promise<void> {
   const { state, knobs } = run;
-  if (!run.eras.doneMeansDone || state.testBaseline || !state.runStart || state.iteration > 0) return;
+  if (state.testBaseline || !state.runStart || state.iteration > 0) return;
   if (!knobs.testCommand && !run.detectTests) return;
   const tree = state.runStart.treeHash;
   try {
@@ -196,7 +195,7 @@ export async function qualityGates(
   const out = await gatesPass(run, tree, carried, judging);
   run.status = run.stopRequest ? 'stopping' : 'running';
   // Integrity and gaming findings a person waived, or a checklist item asked for, do not block.
-  if (run.eras.doneMeansDone) out.results = liftLatest(out.results, state.gates.findingWaivers, state.gates.checklist);
+  out.results = liftLatest(out.results, state.gates.findingWaivers, state.gates.checklist);
   state.gates.latest = mergeLatest(state.gates.latest, out.results);
   if (!out.interrupted) state.gates.lastTree = tree;
   run.sdk.log.info('quality gates', { iteration: state.iteration, results: out.results.map((r) => `${r.gate}:${r.verdict}`).join(' ') });
@@ -214,13 +213,14 @@ export async function qualityGates(
 
 /**
  * What a gate pass needs to know of the run now (the tree aside). The pass of an ordinary
- * iteration (not `judging`) runs only the affected tests (knob affectedTestsFullEvery above 1, from
- * `vigil-affected-tests-v1` on); a completion check's runs the full suite.
+ * iteration (not `judging`) runs only the affected tests (knob affectedTestsFullEvery above 1); a
+ * completion check's runs the full suite.
  */
 export function gatesPassFacts(run: Run, judging = false) {
   const { state, knobs, input, info } = run;
   const testsWanted = !!knobs.testCommand || run.detectTests;
-  const affected = testsWanted && !judging && knobs.affectedTestsFullEvery > 1 && (affectedTestsEra() ? true : beforeAffectedTests());
+  const affected = testsWanted && !judging && knobs.affectedTestsFullEvery > 1;
+  if (affected) markAffectedTests();
   return {
     runId: info.workflowId,
     repoPath: input.repoPath,

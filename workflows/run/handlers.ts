@@ -43,7 +43,6 @@ import {
   type MessageAck,
 } from '../messages.js';
 import { installRewind } from '../rewind.js';
-import { markDirectiveIds } from './eras.js';
 import { receivePrEventSignal } from './follow-pr.js';
 import { type Run } from './run.js';
 
@@ -99,7 +98,6 @@ export function installHandlers(run: Run): void {
     input: (p: { directive: string; by?: string; id?: string }, defaultBy: string): MessageAck => {
       // A resend of a directive the run already has (its update went unanswered, then --signal): taken once.
       const id = p.id;
-      if (id !== undefined) markDirectiveIds();
       if (id !== undefined && state.directiveIds.includes(id))
         return ack(false, `directive ${id} was already received; it is not queued again`);
       const refused = directiveRefusal(state.pendingDirectives, p.directive);
@@ -160,7 +158,7 @@ export function installHandlers(run: Run): void {
   };
 
   const applyWaive = (p: { item: string; reason?: string; by?: string }, defaultBy: string): MessageAck => {
-    if (run.eras.doneMeansDone && FINDING_ID.test(p.item)) return applyFindingWaiver(p, defaultBy);
+    if (FINDING_ID.test(p.item)) return applyFindingWaiver(p, defaultBy);
     const cl = state.gates.checklist;
     if (!cl) {
       throw ApplicationFailure.create({

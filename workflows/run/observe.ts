@@ -23,7 +23,6 @@ import { describeProxies, evaluateUncertainty, type Proxies } from '../../rules/
 import type { AgentCall } from './call-agent.js';
 import { escalateToPerson, type EscalationArgs, tellPeople } from './people.js';
 import { type Run } from './run.js';
-import { beforeAgentRequestPauses } from './before-judges-see-changes.js';
 
 /**
  * What an inspection that asked for the signal files answers without them (never expected: the
@@ -233,8 +232,8 @@ export function watchForTrouble(run: Run, result: AgentResult, snap: RepoSnapsho
       `the agent asked for a human review: ${hr.reason}`,
       [`the agent wrote HUMAN_REVIEW_NEEDED${hr.blocking ? ' (blocking)' : ''}: ${hr.reason}`, ...(uncertain?.lines ?? [])],
       hr.questions,
-      // From vigil-judges-see-changes-v1 on, a perpetual run never waits: it notifies, and its outcome lists the request.
-      run.eras.judgesSeeChanges ? knobs.autonomyMode === 'supervised' : beforeAgentRequestPauses(hr.blocking, knobs.autonomyMode),
+      // A perpetual run never waits: it notifies, and its outcome lists the request.
+      knobs.autonomyMode === 'supervised',
       uncertain?.proxies ?? null,
       hr.defaultAnswer,
     ];

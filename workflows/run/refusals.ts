@@ -1,7 +1,7 @@
 /**
  * A completion check's refusal (what refused it, for the check's record and the builder's next
  * prompt) and the agent contract's streak over a check's reviewing answers: shared by the steps of
- * completion.ts, council.ts and the frozen ones before them.
+ * completion.ts and council.ts.
  *
  * Workflow code: deterministic, no I/O.
  */

@@ -9,8 +9,7 @@
  * Workflow code: deterministic, no I/O.
  */
 import { handleRepositoryTrouble } from './ending.js';
-import { beforeStreamRecovery } from './before-stream-recovery.js';
-import { streamRecoveryEra } from './eras.js';
+import { markStreamRecovery } from './eras.js';
 import { end, type End, type Run } from './run.js';
 
 /**
@@ -23,7 +22,7 @@ export async function recoverStreamWorktree(run: Run): Promise<End | null> {
   const { input, state } = run;
   // Without its start commit (a worktree lost before the stream's preparation) there is nothing to make it from.
   if (!input.stream || !state.runStart || state.pause !== null || run.stopRequest !== null) return null;
-  if (!streamRecoveryEra()) return beforeStreamRecovery();
+  markStreamRecovery();
   const last = state.checkpoints.list.at(-1) ?? null;
   try {
     const r = await run.acts.streams.recreateWorktree.executeWithOptions({ summary: 'the stream’s worktree, made again if it is gone' }, [

@@ -48,8 +48,7 @@ import {
 import { budgetSignal, pauseSignal, resumeSignal, stopSignal, streamWaitingSignal } from '../messages.js';
 import { stopOutcome } from './ending.js';
 import { seedForkDirective } from './fork.js';
-import { beforeStoppedRetry } from './before-stream-recovery.js';
-import { markStreamPlanner, markStreams, markStreamWaits, streamRecoveryEra } from './eras.js';
+import { markStreamRecovery } from './eras.js';
 import { end, type End, GO, type Go, type Run } from './run.js';
 import type { StreamHandle } from './port.js';
 
@@ -95,7 +94,6 @@ async function plannedTasks(run: Run): Promise<{ tasks: Initial | null; note: st
   const { input, knobs, state, info } = run;
   const fallback = initialTasks(run);
   if (!plannerDue(run)) return { tasks: fallback, note: null };
-  markStreamPlanner();
   const items = shownItems(run);
   let r: AgentResult | null = null;
   let failure: string | null = null;
@@ -171,7 +169,6 @@ function streamInput(run: Run, t: TaskRecord, worktree: string, q: TaskQueue): R
  */
 function watchStreamWaits(run: Run, stream: NonNullable<RunInput['stream']>): void {
   if (!run.streams.startWatch()) return;
-  markStreamWaits();
   const keyOf = (w: ReturnType<typeof streamWaitingOf>): string => (w ? `${w.at} ${w.reason}` : '');
   let told = '';
   void (async () => {
@@ -223,7 +220,6 @@ async function streamsFirst(run: Run): Promise<End | null> {
   }
   if (knobs.parallelStreams <= 1 || state.tasks?.applied) return null;
   if (!state.tasks && !initialTasks(run) && !plannerDue(run)) return null;
-  markStreams();
   const acts = run.acts.streams;
   if (!state.tasks) {
     if (!state.runStart) return null;
@@ -240,7 +236,6 @@ async function streamsFirst(run: Run): Promise<End | null> {
     state.tasks = { ...newTaskQueue(first.tasks.tasks, first.tasks.source, base.commit), note: first.note };
     run.publish();
   }
-  markStreamWaits();
   run.streams.fanningOut = true;
   try {
     return await fanOut(run);
@@ -278,7 +273,7 @@ async function fanOut(run: Run): Promise<End | null> {
       results.delete(task);
       handles.delete(task);
       // A stream stopped on its own (not by the run's stop) is tried once more, as any that did not end done.
-      const retryStopped = ended.status === 'stopped' && attemptLeft(q(), task) && (streamRecoveryEra() ? true : beforeStoppedRetry());
+      const retryStopped = ended.status === 'stopped' && attemptLeft(q(), task) && markStreamRecovery();
       state.tasks = taskEnded(q(), task, ended, undefined, retryStopped);
       state.spend = { ...state.spend, usd: state.spend.usd + ended.spendUsd };
       if (q().tasks.find((t) => t.id === task)?.state !== 'done')

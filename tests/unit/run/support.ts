@@ -148,14 +148,7 @@ export function testRun(opts: TestRunOptions = {}): TestRun {
     typedSearchAttributes: { get: () => undefined },
     ...opts.info,
   } as unknown as WorkflowInfo;
-  const eras: Eras = {
-    upsertsSearchAttributes: true,
-    onHost: {},
-    doneMeansDone: true,
-    judgesSeeChanges: true,
-    prFollowUps: true,
-    ...opts.eras,
-  };
+  const eras: Eras = { upsertsSearchAttributes: true, onHost: {}, prFollowUps: true, ...opts.eras };
   const input = { prdPath: '/repo/PRD.md', prdTitle: 'PRD', repoPath: '/repo', knobs, ...opts.input };
   let run: Run | null = null;
   const port = testPort(
